@@ -1,0 +1,36 @@
+import * as readline from 'node:readline';
+import type { EngineClient } from '../engine/client';
+import { errorMessage } from '../engine/errors';
+import { decodeOptionsFromSnake } from '../engine/snakeCaseOptions';
+import { errorResponse, toResponse } from './response';
+
+/**
+ * One JSON request per line in, one JSON response per line out, in order; one engine and one KV cache
+ * for the whole stream. A bad request gets finish_reason "error" and the stream goes on.
+ */
+export async function serveStdio(client: EngineClient, input: NodeJS.ReadableStream, output: NodeJS.WritableStream): Promise<void> {
+  const rl = readline.createInterface({ input, crlfDelay: Infinity });
+  for await (const line of rl) {
+    if (line.trim() === '') continue;
+    output.write(JSON.stringify(await handleLine(client, line)) + '\n');
+  }
+}
+
+async function handleLine(client: EngineClient, line: string): Promise<Record<string, unknown>> {
+  let req: unknown;
+  try {
+    req = JSON.parse(line);
+  } catch (err) {
+    return errorResponse(null, `invalid JSON: ${errorMessage(err)}`);
+  }
+  if (!req || typeof req !== 'object' || Array.isArray(req)) return errorResponse(null, 'a request must be a JSON object');
+  const r = req as Record<string, unknown>;
+  const id = r.id ?? null;
+  try {
+    if (typeof r.prompt !== 'string') throw new Error('"prompt" must be a string');
+    const options = decodeOptionsFromSnake(r, ['id', 'prompt']);
+    return toResponse(id, await client.generate(r.prompt, options));
+  } catch (err) {
+    return errorResponse(id, errorMessage(err));
+  }
+}

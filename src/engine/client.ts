@@ -1,0 +1,162 @@
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { DecodeOptions } from './decodeOptions';
+import type { EngineOptions } from './engine';
+import type { FromWorker, ToWorker } from './protocol';
+import type { GenerateResult, ModelInfo } from './types';
+
+/** An error reported by the worker, keeping the name it had there (ModelFolderError, RequestError...). */
+export class EngineError extends Error {
+  constructor(message: string, name = 'EngineError') {
+    super(message);
+    this.name = name;
+  }
+}
+
+export interface ClientGenerateOptions {
+  signal?: AbortSignal;
+  onText?: (delta: string) => void;
+}
+
+interface Pending {
+  resolve: (value: never) => void;
+  reject: (err: Error) => void;
+  onText?: (delta: string) => void;
+}
+
+type Reply<T extends FromWorker['type']> = Extract<FromWorker, { type: T }>;
+
+export interface EngineClientOptions {
+  /** Path of the bundled worker script; defaults to worker.js next to this file. */
+  workerPath?: string;
+}
+
+/**
+ * The typed client of the inference worker. Requests, streamed partial text, cancel, stats.
+ * If the worker dies, every pending request fails with an error, and the next request starts a
+ * fresh worker and loads the last model again.
+ */
+export class EngineClient {
+  private worker: Worker | null = null;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private loaded: { modelDir: string; options: EngineOptions; info: ModelInfo } | null = null;
+  private loading: Promise<ModelInfo> | null = null;
+  private readonly workerPath: string;
+  /** Called when the worker exits unexpectedly (for logs and the status bar). */
+  onCrash?: (message: string) => void;
+
+  constructor(opts: EngineClientOptions = {}) {
+    this.workerPath = opts.workerPath ?? path.join(__dirname, 'worker.js');
+  }
+
+  get modelInfo(): ModelInfo | null {
+    return this.loaded?.info ?? null;
+  }
+
+  /** Loads (or switches to) a model; the worker frees the previous session. */
+  load(modelDir: string, options: EngineOptions = {}): Promise<ModelInfo> {
+    const p = this.request<Reply<'loaded'>>({ type: 'load', id: 0, modelDir, options }).then((r) => {
+      this.loaded = { modelDir, options, info: r.info };
+      return r.info;
+    });
+    this.loading = p;
+    p.catch(() => undefined).finally(() => {
+      if (this.loading === p) this.loading = null;
+    });
+    return p;
+  }
+
+  async generate(prompt: string, options: Partial<DecodeOptions> = {}, hooks: ClientGenerateOptions = {}): Promise<GenerateResult> {
+    await this.ensureModel();
+    const { signal, onText } = hooks;
+    const msg: ToWorker = { type: 'generate', id: 0, prompt, options, stream: !!onText };
+    const reply = this.request<Reply<'done'>>(msg, onText, signal);
+    return (await reply).result;
+  }
+
+  async tokenize(text: string): Promise<number[]> {
+    await this.ensureModel();
+    return (await this.request<Reply<'tokens'>>({ type: 'tokenize', id: 0, text })).ids;
+  }
+
+  async resetCache(): Promise<void> {
+    await this.ensureModel();
+    await this.request<Reply<'ok'>>({ type: 'reset', id: 0 });
+  }
+
+  /** Stops the worker; pending requests fail. */
+  async dispose(): Promise<void> {
+    const w = this.worker;
+    this.worker = null;
+    this.failAll(new EngineError('the engine was shut down', 'EngineDisposed'));
+    if (w) await w.terminate();
+  }
+
+  /** Kills the worker as a crash would (tests of recovery). */
+  async killWorkerForTest(): Promise<void> {
+    await this.worker?.terminate();
+  }
+
+  private async ensureModel(): Promise<void> {
+    if (this.loading) {
+      await this.loading;
+      return;
+    }
+    if (!this.loaded) throw new EngineError('no model loaded', 'NoModel');
+    if (!this.worker) await this.load(this.loaded.modelDir, this.loaded.options);
+  }
+
+  private spawn(): Worker {
+    const w = new Worker(this.workerPath);
+    w.on('message', (msg: FromWorker) => this.onMessage(msg));
+    w.on('error', (err) => this.onDeath(w, `the inference worker crashed: ${err.message}`));
+    w.on('exit', (code) => this.onDeath(w, `the inference worker exited (code ${code})`));
+    // The worker must not keep a CLI process alive on its own.
+    w.unref();
+    return w;
+  }
+
+  private onDeath(w: Worker, message: string): void {
+    if (this.worker !== w) return;
+    this.worker = null;
+    this.failAll(new EngineError(message, 'WorkerDied'));
+    this.onCrash?.(message);
+  }
+
+  private failAll(err: Error): void {
+    const all = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of all) p.reject(err);
+  }
+
+  private onMessage(msg: FromWorker): void {
+    const p = this.pending.get(msg.id);
+    if (!p) return;
+    if (msg.type === 'partial') {
+      p.onText?.(msg.text);
+      return;
+    }
+    this.pending.delete(msg.id);
+    if (msg.type === 'error') p.reject(new EngineError(msg.message, msg.name));
+    else p.resolve(msg as never);
+  }
+
+  private request<R extends FromWorker>(msg: ToWorker, onText?: (d: string) => void, signal?: AbortSignal): Promise<R> {
+    if (!this.worker) this.worker = this.spawn();
+    const worker = this.worker;
+    const id = this.nextId++;
+    return new Promise<R>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: never) => void, reject, onText });
+      if (signal) {
+        const cancel = () => worker.postMessage({ type: 'cancel', id } satisfies ToWorker);
+        if (signal.aborted) queueMicrotask(cancel);
+        else signal.addEventListener('abort', cancel, { once: true });
+      }
+      worker.ref();
+      worker.postMessage({ ...msg, id });
+    }).finally(() => {
+      if (this.pending.size === 0) worker.unref();
+    });
+  }
+}

@@ -1,0 +1,105 @@
+import { RequestError } from './errors';
+
+/**
+ * Every knob of one generation. Defaults live in DEFAULT_DECODE_OPTIONS and nowhere else;
+ * the inline-completion and generate-from-selection presets override a few of them.
+ */
+export interface DecodeOptions {
+  /** Hard cap on generated tokens. */
+  maxNewTokens: number;
+  /** 0 means greedy (argmax). */
+  temperature: number;
+  /** 0 disables top-k. */
+  topK: number;
+  /** 1 disables top-p (nucleus). */
+  topP: number;
+  /** 0 disables min-p. */
+  minP: number;
+  /** 1 disables the penalty (CTRL-style: positive logits divided, negative multiplied). */
+  repetitionPenalty: number;
+  /** How many of the most recent tokens (prompt included) the penalty looks at. */
+  repetitionWindow: number;
+  /** Seed of the sampling PRNG: the same seed and prompt give the same output. */
+  seed: number;
+  /** Generation stops before any of these strings; the stop string is not part of the text. */
+  stop: string[];
+  /** Stop once the text holds this many complete lines (0: no limit). `maxLines: 1` is the newline stop. */
+  maxLines: number;
+  /** Once the first line is complete, stop when this many ms have passed (0: no budget). */
+  timeBudgetMs: number;
+  /** Beam search width; 1 means sampling / greedy. */
+  numBeams: number;
+  /** Sequences returned (<= numBeams for beam search; independent samples otherwise). */
+  numReturnSequences: number;
+  /** Special tokens (FIM markers, file separators) end generation as EOS does. */
+  stopOnSpecialTokens: boolean;
+}
+
+export const DEFAULT_DECODE_OPTIONS: Readonly<DecodeOptions> = Object.freeze({
+  maxNewTokens: 128,
+  temperature: 0,
+  topK: 0,
+  topP: 1,
+  minP: 0,
+  repetitionPenalty: 1,
+  repetitionWindow: 256,
+  seed: 0,
+  stop: [],
+  maxLines: 0,
+  timeBudgetMs: 0,
+  numBeams: 1,
+  numReturnSequences: 1,
+  stopOnSpecialTokens: true,
+});
+
+const LIMITS: Record<keyof Omit<DecodeOptions, 'stop' | 'stopOnSpecialTokens'>, [number, number, boolean]> = {
+  // [min, max, integer]
+  maxNewTokens: [1, 4096, true],
+  temperature: [0, 10, false],
+  topK: [0, 1_000_000, true],
+  topP: [0, 1, false],
+  minP: [0, 1, false],
+  repetitionPenalty: [0.01, 10, false],
+  repetitionWindow: [0, 100_000, true],
+  seed: [0, 2 ** 32 - 1, true],
+  maxLines: [0, 10_000, true],
+  timeBudgetMs: [0, 3_600_000, false],
+  numBeams: [1, 16, true],
+  numReturnSequences: [1, 16, true],
+};
+
+/**
+ * Merges a partial set of options over the defaults and rejects values that make no sense,
+ * naming the option. The engine never guesses what an absurd value meant.
+ */
+export function resolveDecodeOptions(partial: Partial<DecodeOptions> = {}): DecodeOptions {
+  const out: DecodeOptions = { ...DEFAULT_DECODE_OPTIONS, stop: [...DEFAULT_DECODE_OPTIONS.stop] };
+  for (const [key, value] of Object.entries(partial) as [keyof DecodeOptions, unknown][]) {
+    if (value === undefined) continue;
+    if (key === 'stop') {
+      if (!Array.isArray(value) || value.some((s) => typeof s !== 'string')) {
+        throw new RequestError('stop must be an array of strings');
+      }
+      out.stop = (value as string[]).filter((s) => s.length > 0);
+      continue;
+    }
+    if (key === 'stopOnSpecialTokens') {
+      if (typeof value !== 'boolean') throw new RequestError('stopOnSpecialTokens must be a boolean');
+      out.stopOnSpecialTokens = value;
+      continue;
+    }
+    const limits = LIMITS[key];
+    if (!limits) throw new RequestError(`unknown decode option "${key}"`);
+    const [min, max, integer] = limits;
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      throw new RequestError(`${key} must be a finite number, got ${JSON.stringify(value)}`);
+    }
+    if (value < min || value > max) throw new RequestError(`${key} must be between ${min} and ${max}, got ${value}`);
+    if (integer && !Number.isInteger(value)) throw new RequestError(`${key} must be an integer, got ${value}`);
+    (out as unknown as Record<string, number>)[key] = value;
+  }
+  if (out.numBeams > 1 && out.numReturnSequences > out.numBeams) {
+    throw new RequestError(`numReturnSequences (${out.numReturnSequences}) must not exceed numBeams (${out.numBeams})`);
+  }
+  return out;
+}

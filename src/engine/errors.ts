@@ -1,0 +1,22 @@
+/** A model folder that cannot be used: names the file and what is wrong with it. */
+export class ModelFolderError extends Error {
+  constructor(
+    readonly file: string,
+    detail: string,
+  ) {
+    super(`${file}: ${detail}`);
+    this.name = 'ModelFolderError';
+  }
+}
+
+/** A request the engine refuses (bad decode option, empty prompt...). */
+export class RequestError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RequestError';
+  }
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

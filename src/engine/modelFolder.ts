@@ -1,0 +1,120 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ModelFolderError } from './errors';
+
+/**
+ * ONNX files in the order the engine prefers them on a CPU when the folder has several:
+ * 4-bit MatMulNBits first (least memory traffic per token), then int8, then fp32. fp16 runs through
+ * Cast fallbacks on CPU and comes last.
+ */
+export const ONNX_PREFERENCE = [
+  'model_q4.onnx',
+  'model_q4f16.onnx',
+  'model_int8.onnx',
+  'model_quantized.onnx',
+  'model_uint8.onnx',
+  'model.onnx',
+  'decoder_model_merged_q4.onnx',
+  'decoder_model_merged_int8.onnx',
+  'decoder_model_merged_quantized.onnx',
+  'decoder_model_merged.onnx',
+  'model_fp16.onnx',
+  'decoder_model_merged_fp16.onnx',
+];
+
+export interface ModelFolder {
+  dir: string;
+  name: string;
+  config: Record<string, unknown>;
+  generationConfig: Record<string, unknown>;
+  tokenizerJson: object;
+  tokenizerConfig: Record<string, unknown>;
+  onnxPath: string;
+}
+
+export interface ReadModelFolderOptions {
+  /** A file name (or path relative to the folder) to use instead of the preferred one. */
+  onnxFile?: string;
+}
+
+/** Reads and checks everything in a model folder except the ONNX graph itself (the session does that). */
+export function readModelFolder(dir: string, opts: ReadModelFolderOptions = {}): ModelFolder {
+  dir = path.resolve(dir);
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
+    throw new ModelFolderError(dir, 'model folder not found');
+  }
+  const config = readJson(dir, 'config.json', true)!;
+  const generationConfig = readJson(dir, 'generation_config.json', false) ?? {};
+  const tokenizerJson = readJson(dir, 'tokenizer.json', true)!;
+  const tokenizerConfig = readJson(dir, 'tokenizer_config.json', false) ?? {};
+  const model = (tokenizerJson as { model?: { type?: string; vocab?: unknown } }).model;
+  if (!model || typeof model !== 'object' || !model.vocab) {
+    throw new ModelFolderError(path.join(dir, 'tokenizer.json'), 'has no "model" with a "vocab": not a Hugging Face tokenizer.json');
+  }
+  return {
+    dir,
+    name: path.basename(dir),
+    config,
+    generationConfig,
+    tokenizerJson,
+    tokenizerConfig,
+    onnxPath: pickOnnxFile(dir, opts.onnxFile),
+  };
+}
+
+export function pickOnnxFile(dir: string, requested?: string): string {
+  if (requested) {
+    const candidates = [path.resolve(dir, requested), path.resolve(dir, 'onnx', requested)];
+    const found = candidates.find((p) => fs.existsSync(p));
+    if (!found) throw new ModelFolderError(candidates[0], 'the requested ONNX file does not exist');
+    return found;
+  }
+  for (const sub of ['onnx', '.']) {
+    for (const name of ONNX_PREFERENCE) {
+      const p = path.join(dir, sub, name);
+      if (fs.existsSync(p)) return path.normalize(p);
+    }
+  }
+  // Any other .onnx file, so unusual names still load.
+  for (const sub of ['onnx', '.']) {
+    const d = path.join(dir, sub);
+    if (!fs.existsSync(d)) continue;
+    const other = fs.readdirSync(d).filter((f) => f.endsWith('.onnx')).sort();
+    if (other.length > 0) return path.join(d, other[0]);
+  }
+  throw new ModelFolderError(path.join(dir, 'onnx'), 'no .onnx model file in the folder or its onnx/ subfolder');
+}
+
+function readJson(dir: string, file: string, required: boolean): Record<string, unknown> | null {
+  const p = path.join(dir, file);
+  if (!fs.existsSync(p)) {
+    if (required) throw new ModelFolderError(p, 'missing');
+    return null;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(fs.readFileSync(p, 'utf8'));
+  } catch (err) {
+    throw new ModelFolderError(p, `is not valid JSON (${(err as Error).message})`);
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new ModelFolderError(p, 'must hold a JSON object');
+  return value as Record<string, unknown>;
+}
+
+/** All end-of-sequence ids the folder declares (generation_config.json, config.json, tokenizer_config.json). */
+export function eosIds(folder: ModelFolder, tokenId: (t: string) => number | undefined): number[] {
+  const ids = new Set<number>();
+  const add = (v: unknown) => {
+    if (typeof v === 'number') ids.add(v);
+    else if (Array.isArray(v)) v.forEach(add);
+  };
+  add(folder.generationConfig.eos_token_id);
+  add(folder.config.eos_token_id);
+  const eosTok = folder.tokenizerConfig.eos_token;
+  const eosText = typeof eosTok === 'string' ? eosTok : (eosTok as { content?: string } | undefined)?.content;
+  if (eosText) {
+    const id = tokenId(eosText);
+    if (id !== undefined) ids.add(id);
+  }
+  return [...ids];
+}

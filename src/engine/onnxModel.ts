@@ -1,0 +1,118 @@
+import * as os from 'node:os';
+import { InferenceSession, Tensor } from 'onnxruntime-node';
+import { ModelFolderError, errorMessage } from './errors';
+import { readIoContract, type IoContract } from './ioContract';
+import { KvCache } from './kvCache';
+
+export interface SessionOptions {
+  /** Intra-op threads; 0 picks a default from the CPU count. */
+  threads?: number;
+}
+
+export function defaultThreads(): number {
+  return Math.max(1, Math.min(4, os.availableParallelism()));
+}
+
+export interface ForwardResult {
+  /** Row-major [batch, rows, vocab] float32 logits of the last `rows` positions. */
+  logits: Float32Array;
+  rows: number;
+  cache: KvCache;
+}
+
+/** One ONNX causal LM session, fed through the Hugging Face / Optimum decoder contract. */
+export class OnnxCausalLM {
+  private constructor(
+    private readonly session: InferenceSession,
+    readonly contract: IoContract,
+    readonly file: string,
+  ) {}
+
+  static async load(file: string, config: Record<string, unknown>, opts: SessionOptions = {}): Promise<OnnxCausalLM> {
+    let session: InferenceSession;
+    try {
+      session = await InferenceSession.create(file, {
+        graphOptimizationLevel: 'all',
+        executionMode: 'sequential',
+        intraOpNumThreads: opts.threads && opts.threads > 0 ? opts.threads : defaultThreads(),
+        interOpNumThreads: 1,
+        // Idle ORT threads must not busy-spin next to an editor.
+        extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
+      });
+    } catch (err) {
+      throw new ModelFolderError(file, `onnxruntime could not load it: ${errorMessage(err)}`);
+    }
+    try {
+      return new OnnxCausalLM(session, readIoContract(session, config, file), file);
+    } catch (err) {
+      await session.release();
+      throw err;
+    }
+  }
+
+  /**
+   * Feeds `tokens` (batch rows of equal length) after the cache and returns logits for the last
+   * `keep` positions of each row plus the extended cache.
+   */
+  async forward(tokens: number[][], cache: KvCache, keep = 1): Promise<ForwardResult> {
+    const c = this.contract;
+    const batch = tokens.length;
+    const seq = tokens[0].length;
+    const past = cache.length;
+    const total = past + seq;
+    const ids = new BigInt64Array(batch * seq);
+    tokens.forEach((row, b) => row.forEach((t, i) => (ids[b * seq + i] = BigInt(t))));
+    const feeds: Record<string, Tensor> = {
+      input_ids: new Tensor('int64', ids, [batch, seq]),
+      attention_mask: new Tensor('int64', new BigInt64Array(batch * total).fill(1n), [batch, total]),
+    };
+    if (c.hasPositionIds) {
+      const pos = new BigInt64Array(batch * seq);
+      for (let b = 0; b < batch; b++) for (let i = 0; i < seq; i++) pos[b * seq + i] = BigInt(past + i);
+      feeds.position_ids = new Tensor('int64', pos, [batch, seq]);
+    }
+    if (c.hasUseCacheBranch) feeds.use_cache_branch = new Tensor('bool', new Uint8Array([past > 0 ? 1 : 0]), [1]);
+    if (c.hasNumLogitsToKeep) feeds.num_logits_to_keep = new Tensor('int64', BigInt64Array.of(BigInt(keep)), []);
+    for (let i = 0; i < c.layers; i++) {
+      feeds[c.pastName(i, 'key')] = cache.tensors[2 * i];
+      feeds[c.pastName(i, 'value')] = cache.tensors[2 * i + 1];
+    }
+    const out = await this.session.run(feeds);
+    const present: Tensor[] = [];
+    for (let i = 0; i < c.layers; i++) present.push(out[c.presentName(i, 'key')] as Tensor, out[c.presentName(i, 'value')] as Tensor);
+    const logitsT = out.logits as Tensor;
+    const [, rowsOut, vocab] = logitsT.dims;
+    const rows = Math.min(keep, rowsOut);
+    const logits = lastRows(logitsT, batch, rowsOut, rows, vocab);
+    return { logits, rows, cache: cache.advance(present, tokens[0]) };
+  }
+
+  async release(): Promise<void> {
+    await this.session.release();
+  }
+}
+
+/** The last `rows` of each batch's [rowsOut, vocab] block, as float32. */
+function lastRows(t: Tensor, batch: number, rowsOut: number, rows: number, vocab: number): Float32Array {
+  const src = t.data as Float32Array | Uint16Array;
+  const out = new Float32Array(batch * rows * vocab);
+  for (let b = 0; b < batch; b++) {
+    const from = (b * rowsOut + rowsOut - rows) * vocab;
+    const slice = src.subarray(from, from + rows * vocab);
+    if (t.type === 'float16') {
+      for (let i = 0; i < slice.length; i++) out[b * rows * vocab + i] = halfToFloat(slice[i]);
+    } else {
+      out.set(slice as Float32Array, b * rows * vocab);
+    }
+  }
+  return out;
+}
+
+export function halfToFloat(h: number): number {
+  const s = h & 0x8000 ? -1 : 1;
+  const e = (h >> 10) & 0x1f;
+  const f = h & 0x3ff;
+  if (e === 0) return s * 2 ** -14 * (f / 1024);
+  if (e === 31) return f ? NaN : s * Infinity;
+  return s * 2 ** (e - 15) * (1 + f / 1024);
+}

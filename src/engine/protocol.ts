@@ -1,0 +1,20 @@
+import type { DecodeOptions } from './decodeOptions';
+import type { EngineOptions } from './engine';
+import type { GenerateResult, ModelInfo } from './types';
+
+/** Messages from the client (extension host / CLI thread) to the inference worker. */
+export type ToWorker =
+  | { type: 'load'; id: number; modelDir: string; options: EngineOptions }
+  | { type: 'generate'; id: number; prompt: string; options: Partial<DecodeOptions>; stream: boolean }
+  | { type: 'tokenize'; id: number; text: string }
+  | { type: 'cancel'; id: number }
+  | { type: 'reset'; id: number };
+
+/** Messages from the worker back. Every request id gets exactly one `done` or `error`. */
+export type FromWorker =
+  | { type: 'loaded'; id: number; info: ModelInfo }
+  | { type: 'partial'; id: number; text: string }
+  | { type: 'done'; id: number; result: GenerateResult }
+  | { type: 'tokens'; id: number; ids: number[] }
+  | { type: 'ok'; id: number }
+  | { type: 'error'; id: number; message: string; name: string };

@@ -1,0 +1,31 @@
+import type { DecodeOptions } from './decodeOptions';
+import { RequestError } from './errors';
+
+/** The snake_case names of the CLI / serve-stdio contract, mapped to DecodeOptions keys. */
+export const SNAKE_TO_OPTION: Record<string, keyof DecodeOptions> = {
+  max_new_tokens: 'maxNewTokens',
+  temperature: 'temperature',
+  top_k: 'topK',
+  top_p: 'topP',
+  min_p: 'minP',
+  repetition_penalty: 'repetitionPenalty',
+  repetition_window: 'repetitionWindow',
+  seed: 'seed',
+  stop: 'stop',
+  max_lines: 'maxLines',
+  time_budget_ms: 'timeBudgetMs',
+  num_beams: 'numBeams',
+  num_return_sequences: 'numReturnSequences',
+  stop_on_special_tokens: 'stopOnSpecialTokens',
+};
+
+/** Picks the decode options out of a snake_case request, ignoring the keys listed in `other`. */
+export function decodeOptionsFromSnake(req: Record<string, unknown>, other: readonly string[]): Partial<DecodeOptions> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(req)) {
+    const opt = SNAKE_TO_OPTION[key];
+    if (opt) out[opt] = value;
+    else if (!other.includes(key)) throw new RequestError(`unknown request field "${key}"`);
+  }
+  return out as Partial<DecodeOptions>;
+}

@@ -1,0 +1,52 @@
+import type { DecodeOptions } from './decodeOptions';
+import type { FinishReason } from './stopping';
+
+export type { FinishReason };
+
+export interface GenerationStats {
+  promptTokens: number;
+  /** Prompt tokens whose KV came from the previous request. */
+  reusedTokens: number;
+  /** Prompt tokens run through the model for this request. */
+  prefillTokens: number;
+  generatedTokens: number;
+  /** Prompt tokens dropped from the left to fit the model's context. */
+  truncatedTokens: number;
+  prefillMs: number;
+  decodeMs: number;
+  totalMs: number;
+}
+
+export interface Sequence {
+  text: string;
+  finishReason: FinishReason;
+  /** Sum of token log-probabilities (beam search) or NaN when sampling. */
+  logprob: number;
+  tokens: number[];
+}
+
+export interface GenerateResult extends Sequence {
+  /** All returned sequences, best first (one unless numReturnSequences > 1). */
+  sequences: Sequence[];
+  stats: GenerationStats;
+}
+
+export interface GenerateRequest {
+  prompt: string;
+  options?: Partial<DecodeOptions>;
+}
+
+export interface ModelInfo {
+  name: string;
+  dir: string;
+  onnxFile: string;
+  layers: number;
+  vocab: number;
+  contextLength: number;
+  eosIds: number[];
+  /** Special tokens by text, so the completion layer can pick a FIM template. */
+  specialTokens: Record<string, number>;
+  kvBytesPerToken: number;
+  threads: number;
+  modelType: string;
+}
