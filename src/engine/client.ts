@@ -1,9 +1,9 @@
 import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import type { DecodeOptions } from './decodeOptions';
 import type { EngineOptions } from './engine';
 import type { FromWorker, ToWorker } from './protocol';
 import type { GenerateResult, ModelInfo } from './types';
+import { startWorker, type WorkerHost, type WorkerKind } from './workerHost';
 
 /** An error reported by the worker, keeping the name it had there (ModelFolderError, RequestError...). */
 export class EngineError extends Error {
@@ -29,6 +29,8 @@ type Reply<T extends FromWorker['type']> = Extract<FromWorker, { type: T }>;
 export interface EngineClientOptions {
   /** Path of the bundled worker script; defaults to worker.js next to this file. */
   workerPath?: string;
+  /** Child process (default, survives native crashes) or worker thread. */
+  workerKind?: WorkerKind;
 }
 
 /**
@@ -37,17 +39,19 @@ export interface EngineClientOptions {
  * fresh worker and loads the last model again.
  */
 export class EngineClient {
-  private worker: Worker | null = null;
+  private worker: WorkerHost | null = null;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private loaded: { modelDir: string; options: EngineOptions; info: ModelInfo } | null = null;
   private loading: Promise<ModelInfo> | null = null;
   private readonly workerPath: string;
+  private readonly workerKind: WorkerKind;
   /** Called when the worker exits unexpectedly (for logs and the status bar). */
   onCrash?: (message: string) => void;
 
   constructor(opts: EngineClientOptions = {}) {
     this.workerPath = opts.workerPath ?? path.join(__dirname, 'worker.js');
+    this.workerKind = opts.workerKind ?? 'process';
   }
 
   get modelInfo(): ModelInfo | null {
@@ -85,17 +89,24 @@ export class EngineClient {
     await this.request<Reply<'ok'>>({ type: 'reset', id: 0 });
   }
 
-  /** Stops the worker; pending requests fail. */
-  async dispose(): Promise<void> {
+  /**
+   * Stops the worker: pending generations are cancelled, the worker frees its session between two
+   * steps and exits. A worker that does not answer within `graceMs` is killed.
+   */
+  async dispose(graceMs = 2000): Promise<void> {
     const w = this.worker;
+    if (!w) return;
+    const bye = this.request<Reply<'ok'>>({ type: 'shutdown', id: 0 }).catch(() => undefined);
+    const timeout = new Promise((r) => setTimeout(r, graceMs).unref());
+    await Promise.race([bye, timeout]);
     this.worker = null;
     this.failAll(new EngineError('the engine was shut down', 'EngineDisposed'));
-    if (w) await w.terminate();
+    await w.kill();
   }
 
   /** Kills the worker as a crash would (tests of recovery). */
   async killWorkerForTest(): Promise<void> {
-    await this.worker?.terminate();
+    await this.worker?.kill();
   }
 
   private async ensureModel(): Promise<void> {
@@ -107,17 +118,15 @@ export class EngineClient {
     if (!this.worker) await this.load(this.loaded.modelDir, this.loaded.options);
   }
 
-  private spawn(): Worker {
-    const w = new Worker(this.workerPath);
-    w.on('message', (msg: FromWorker) => this.onMessage(msg));
-    w.on('error', (err) => this.onDeath(w, `the inference worker crashed: ${err.message}`));
-    w.on('exit', (code) => this.onDeath(w, `the inference worker exited (code ${code})`));
-    // The worker must not keep a CLI process alive on its own.
-    w.unref();
+  private spawn(): WorkerHost {
+    const w: WorkerHost = startWorker(this.workerKind, this.workerPath, {
+      message: (msg) => this.onMessage(msg),
+      exit: (reason) => this.onDeath(w, reason),
+    });
     return w;
   }
 
-  private onDeath(w: Worker, message: string): void {
+  private onDeath(w: WorkerHost, message: string): void {
     if (this.worker !== w) return;
     this.worker = null;
     this.failAll(new EngineError(message, 'WorkerDied'));
@@ -149,14 +158,14 @@ export class EngineClient {
     return new Promise<R>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: never) => void, reject, onText });
       if (signal) {
-        const cancel = () => worker.postMessage({ type: 'cancel', id } satisfies ToWorker);
+        const cancel = () => worker.post({ type: 'cancel', id });
         if (signal.aborted) queueMicrotask(cancel);
         else signal.addEventListener('abort', cancel, { once: true });
       }
-      worker.ref();
-      worker.postMessage({ ...msg, id });
+      worker.setBusy(true);
+      worker.post({ ...msg, id } as ToWorker);
     }).finally(() => {
-      if (this.pending.size === 0) worker.unref();
+      if (this.pending.size === 0) worker.setBusy(false);
     });
   }
 }

@@ -72,19 +72,22 @@ const LIMITS: Record<keyof Omit<DecodeOptions, 'stop' | 'stopOnSpecialTokens'>, 
  * Merges a partial set of options over the defaults and rejects values that make no sense,
  * naming the option. The engine never guesses what an absurd value meant.
  */
-export function resolveDecodeOptions(partial: Partial<DecodeOptions> = {}): DecodeOptions {
+export function resolveDecodeOptions(
+  partial: Partial<DecodeOptions> = {},
+  nameOf: (key: keyof DecodeOptions) => string = (k) => k,
+): DecodeOptions {
   const out: DecodeOptions = { ...DEFAULT_DECODE_OPTIONS, stop: [...DEFAULT_DECODE_OPTIONS.stop] };
   for (const [key, value] of Object.entries(partial) as [keyof DecodeOptions, unknown][]) {
     if (value === undefined) continue;
     if (key === 'stop') {
       if (!Array.isArray(value) || value.some((s) => typeof s !== 'string')) {
-        throw new RequestError('stop must be an array of strings');
+        throw new RequestError(`${nameOf('stop')} must be an array of strings`);
       }
       out.stop = (value as string[]).filter((s) => s.length > 0);
       continue;
     }
     if (key === 'stopOnSpecialTokens') {
-      if (typeof value !== 'boolean') throw new RequestError('stopOnSpecialTokens must be a boolean');
+      if (typeof value !== 'boolean') throw new RequestError(`${nameOf(key)} must be a boolean`);
       out.stopOnSpecialTokens = value;
       continue;
     }
@@ -92,14 +95,16 @@ export function resolveDecodeOptions(partial: Partial<DecodeOptions> = {}): Deco
     if (!limits) throw new RequestError(`unknown decode option "${key}"`);
     const [min, max, integer] = limits;
     if (typeof value !== 'number' || !Number.isFinite(value)) {
-      throw new RequestError(`${key} must be a finite number, got ${JSON.stringify(value)}`);
+      throw new RequestError(`${nameOf(key)} must be a finite number, got ${JSON.stringify(value)}`);
     }
-    if (value < min || value > max) throw new RequestError(`${key} must be between ${min} and ${max}, got ${value}`);
-    if (integer && !Number.isInteger(value)) throw new RequestError(`${key} must be an integer, got ${value}`);
+    if (value < min || value > max) throw new RequestError(`${nameOf(key)} must be between ${min} and ${max}, got ${value}`);
+    if (integer && !Number.isInteger(value)) throw new RequestError(`${nameOf(key)} must be an integer, got ${value}`);
     (out as unknown as Record<string, number>)[key] = value;
   }
   if (out.numBeams > 1 && out.numReturnSequences > out.numBeams) {
-    throw new RequestError(`numReturnSequences (${out.numReturnSequences}) must not exceed numBeams (${out.numBeams})`);
+    throw new RequestError(
+      `${nameOf('numReturnSequences')} (${out.numReturnSequences}) must not exceed ${nameOf('numBeams')} (${out.numBeams})`,
+    );
   }
   return out;
 }

@@ -8,7 +8,8 @@ export type ToWorker =
   | { type: 'generate'; id: number; prompt: string; options: Partial<DecodeOptions>; stream: boolean }
   | { type: 'tokenize'; id: number; text: string }
   | { type: 'cancel'; id: number }
-  | { type: 'reset'; id: number };
+  | { type: 'reset'; id: number }
+  | { type: 'shutdown'; id: number };
 
 /** Messages from the worker back. Every request id gets exactly one `done` or `error`. */
 export type FromWorker =

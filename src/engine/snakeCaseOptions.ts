@@ -1,4 +1,4 @@
-import type { DecodeOptions } from './decodeOptions';
+import { resolveDecodeOptions, type DecodeOptions } from './decodeOptions';
 import { RequestError } from './errors';
 
 /** The snake_case names of the CLI / serve-stdio contract, mapped to DecodeOptions keys. */
@@ -27,5 +27,10 @@ export function decodeOptionsFromSnake(req: Record<string, unknown>, other: read
     if (opt) out[opt] = value;
     else if (!other.includes(key)) throw new RequestError(`unknown request field "${key}"`);
   }
-  return out as Partial<DecodeOptions>;
+  const partial = out as Partial<DecodeOptions>;
+  // Validate here so that errors name the request's own fields (top_p, not topP).
+  resolveDecodeOptions(partial, (k) => OPTION_TO_SNAKE[k] ?? k);
+  return partial;
 }
+
+const OPTION_TO_SNAKE = Object.fromEntries(Object.entries(SNAKE_TO_OPTION).map(([s, o]) => [o, s])) as Record<string, string>;

@@ -29,6 +29,7 @@ export class TextTokenizer {
   }
 
   decode(ids: ArrayLike<number>): string {
+    if (ids.length === 0) return '';
     return this.tok.decode(Array.from(ids), { skip_special_tokens: false, clean_up_tokenization_spaces: false });
   }
 

@@ -1,11 +1,26 @@
 // The inference worker: session.run blocks its thread, so the model never runs on the caller's thread.
+// It runs as a child process (default: a native crash or a kill cannot take the editor down) or as a
+// worker thread; the messages are the same.
 import { parentPort } from 'node:worker_threads';
 import { Engine } from './engine';
 import { errorMessage } from './errors';
 import type { FromWorker, ToWorker } from './protocol';
 
-const port = parentPort;
-if (!port) throw new Error('worker.ts must run in a worker thread');
+interface Port {
+  on(event: 'message', listener: (msg: ToWorker) => void): unknown;
+  postMessage(msg: FromWorker): void;
+}
+
+function connect(): Port {
+  if (parentPort) return parentPort;
+  const send = process.send?.bind(process);
+  if (!send) throw new Error('worker.js must run as a worker thread or a forked child process');
+  // The parent's death must not leave an orphan holding a model in memory.
+  process.on('disconnect', () => process.exit(0));
+  return { on: (event, listener) => process.on(event, listener), postMessage: (msg) => send(msg) };
+}
+
+const port = connect();
 
 let engine: Engine | null = null;
 const running = new Map<number, AbortController>();
@@ -35,6 +50,15 @@ port.on('message', (msg: ToWorker) => {
     case 'reset':
       engine?.resetCache();
       send({ type: 'ok', id: msg.id });
+      return;
+    case 'shutdown':
+      // Between steps, never inside session.run: terminating a thread mid-run aborts the whole process.
+      for (const ac of running.values()) ac.abort();
+      void (engine?.dispose() ?? Promise.resolve()).finally(() => {
+        send({ type: 'ok', id: msg.id });
+        if (parentPort) parentPort.close();
+        else process.exit(0);
+      });
       return;
   }
 });

@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { EngineClient } from '../../src/engine/client';
+import { TINY, WORKER, loadReference } from '../helpers';
+
+const ref = loadReference();
+const client = new EngineClient({ workerPath: WORKER });
+after(async () => client.dispose());
+
+test('the worker streams partial text that adds up to the result', async () => {
+  await client.load(TINY, { threads: 1 });
+  const parts: string[] = [];
+  const r = await client.generate(ref.prompt, { maxNewTokens: 20, stopOnSpecialTokens: false }, { onText: (d) => parts.push(d) });
+  assert.ok(parts.length > 1);
+  assert.equal(parts.join(''), r.text);
+  assert.equal(r.stats.generatedTokens, 20);
+});
+
+test('cancel stops a generation within one step', async () => {
+  const ac = new AbortController();
+  let seenAtAbort = -1;
+  let seen = 0;
+  const r = await client.generate(
+    ref.prompt,
+    { maxNewTokens: 900, temperature: 1, seed: 3, stopOnSpecialTokens: false },
+    {
+      signal: ac.signal,
+      onText: () => {
+        seen++;
+        if (seen === 5) {
+          seenAtAbort = seen;
+          ac.abort();
+        }
+      },
+    },
+  );
+  assert.equal(r.finishReason, 'cancelled');
+  assert.ok(seenAtAbort === 5);
+  // Messages already in flight when the abort was posted may add a few tokens, never hundreds.
+  assert.ok(r.stats.generatedTokens < 40, `generated ${r.stats.generatedTokens} tokens after cancel`);
+});
+
+test('a request cancelled before it starts does no decoding', async () => {
+  const ac = new AbortController();
+  ac.abort();
+  const r = await client.generate(ref.prompt + ' x', { maxNewTokens: 50 }, { signal: ac.signal });
+  assert.equal(r.finishReason, 'cancelled');
+  assert.equal(r.stats.generatedTokens, 0);
+});
+
+test('a killed worker fails its pending request, and the next request starts a fresh one', async () => {
+  let killed: Promise<void> | null = null;
+  const pending = client.generate(
+    ref.prompt,
+    { maxNewTokens: 900, stopOnSpecialTokens: false, repetitionPenalty: 1.5 },
+    { onText: () => (killed ??= client.killWorkerForTest()) },
+  );
+  await assert.rejects(pending, (err: Error) => err.name === 'WorkerDied' && /worker/.test(err.message));
+  assert.ok(killed, 'the worker was killed mid-generation');
+  const r = await client.generate(ref.prompt, { maxNewTokens: 5, stopOnSpecialTokens: false });
+  assert.equal(r.stats.generatedTokens, 5);
+  assert.equal(r.stats.reusedTokens, 0, 'the fresh worker starts with an empty cache');
+});
+
+test('a bad request is an error and the worker goes on', async () => {
+  await assert.rejects(client.generate(ref.prompt, { topP: 3 }), /topP must be between 0 and 1/);
+  await assert.rejects(client.generate('', {}), /prompt must be a non-empty string/);
+  const r = await client.generate(ref.prompt, { maxNewTokens: 3, stopOnSpecialTokens: false });
+  assert.equal(r.stats.generatedTokens, 3);
+});
+
+test('a worker thread works too, and disposing it mid-generation shuts it down between steps', async () => {
+  const threaded = new EngineClient({ workerPath: WORKER, workerKind: 'thread' });
+  await threaded.load(TINY, { threads: 1 });
+  const r = await threaded.generate(ref.prompt, { maxNewTokens: 5, stopOnSpecialTokens: false });
+  assert.equal(r.stats.generatedTokens, 5);
+  let disposing: Promise<void> | null = null;
+  const pending = threaded.generate(
+    ref.prompt,
+    { maxNewTokens: 900, stopOnSpecialTokens: false, repetitionPenalty: 1.5 },
+    { onText: () => (disposing ??= threaded.dispose()) },
+  );
+  const outcome = await pending.then(
+    (res) => res.finishReason,
+    (err: Error) => err.name,
+  );
+  await disposing;
+  assert.ok(outcome === 'cancelled' || outcome === 'EngineDisposed', `outcome ${outcome}`);
+});

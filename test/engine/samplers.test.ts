@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Candidates, topIndices } from '../../src/engine/samplers/candidates';
+import { SamplerChain, draw } from '../../src/engine/samplers/chain';
+import { minP } from '../../src/engine/samplers/minP';
+import { Prng } from '../../src/engine/samplers/prng';
+import { repetitionPenalty } from '../../src/engine/samplers/repetitionPenalty';
+import { topK } from '../../src/engine/samplers/topK';
+import { topP } from '../../src/engine/samplers/topP';
+
+const ctx = (history: number[] = []) => ({ history, rng: new Prng(1) });
+const randomRow = (n: number, seed: number) => {
+  const rng = new Prng(seed);
+  return Float32Array.from({ length: n }, () => (rng.next() - 0.5) * 20);
+};
+const probs = (c: Candidates, row: Float32Array) => {
+  const m = Math.max(...row);
+  const z = row.reduce((s, l) => s + Math.exp(l - m), 0);
+  return Array.from(c.ids.subarray(0, c.size), (id) => Math.exp(row[id] - m) / z);
+};
+
+test('topIndices returns the k largest, largest first, like a full sort', () => {
+  const row = randomRow(5000, 3);
+  const sorted = Array.from(row.keys()).sort((a, b) => row[b] - row[a]);
+  for (const k of [1, 5, 40, 5000]) assert.deepEqual(Array.from(topIndices(row, row.length, k)), sorted.slice(0, k));
+});
+
+test('top-k keeps exactly k candidates, the most likely ones', () => {
+  const row = randomRow(1000, 4);
+  const c = new Candidates(row.length).reset(row);
+  topK(10).apply(c, ctx());
+  assert.equal(c.size, 10);
+  const min = Math.min(...c.logits.subarray(0, 10));
+  assert.equal(row.filter((l) => l > min).length, 9);
+});
+
+test('top-p keeps the smallest set whose mass reaches p', () => {
+  for (const p of [0.1, 0.5, 0.9, 0.99]) {
+    const row = randomRow(20000, 5).map((l) => l / 4);
+    const c = new Candidates(row.length).reset(row);
+    topP(p).apply(c, ctx());
+    const ps = probs(c, row);
+    const mass = ps.reduce((a, b) => a + b, 0);
+    assert.ok(mass >= p - 1e-6, `mass ${mass} < ${p}`);
+    assert.ok(mass - ps[ps.length - 1] < p, 'one fewer would not reach p');
+    for (let i = 1; i < ps.length; i++) assert.ok(ps[i] <= ps[i - 1], 'sorted highest first');
+  }
+});
+
+test('min-p keeps tokens with at least p times the top probability', () => {
+  const row = Float32Array.from([0, Math.log(0.5), Math.log(0.09), Math.log(0.11), -50]);
+  const c = new Candidates(row.length).reset(row);
+  minP(0.1).apply(c, ctx());
+  assert.deepEqual(Array.from(c.ids.subarray(0, c.size)).sort(), [0, 1, 3]);
+});
+
+test('repetition penalty lowers every recently seen token', () => {
+  const row = Float32Array.from([2, -2, 1, 3]);
+  const c = new Candidates(row.length).reset(row);
+  repetitionPenalty(2, 64).apply(c, ctx([0, 1]));
+  assert.deepEqual(Array.from(c.logits.subarray(0, 4)), [1, -4, 1, 3]);
+});
+
+test('temperature 0 is argmax, whatever the other knobs say', () => {
+  const row = randomRow(50000, 6);
+  const best = Array.from(row.keys()).reduce((a, b) => (row[b] > row[a] ? b : a));
+  const chain = new SamplerChain({ temperature: 0, topK: 3, topP: 0.2, minP: 0.5, repetitionPenalty: 1, repetitionWindow: 64 });
+  assert.equal(chain.describe(), 'argmax');
+  for (let s = 0; s < 5; s++) assert.equal(chain.sample(row, { history: [], rng: new Prng(s) }), best);
+});
+
+test('the chain order is explicit and the same seed gives the same draws', () => {
+  const opts = { temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repetitionPenalty: 1.1, repetitionWindow: 64 };
+  const chain = new SamplerChain(opts);
+  assert.equal(chain.describe(), 'repetition_penalty(1.1) -> temperature(0.8) -> top_k(40) -> top_p(0.95) -> min_p(0.05) -> draw');
+  const row = randomRow(30000, 7).map((l) => l / 5);
+  const run = (seed: number) => {
+    const rng = new Prng(seed);
+    return Array.from({ length: 50 }, () => chain.sample(row, { history: [1, 2, 3], rng }));
+  };
+  assert.deepEqual(run(42), run(42));
+  assert.notDeepEqual(run(42), run(43));
+});
+
+test('draw follows the softmax distribution', () => {
+  const row = Float32Array.from([Math.log(0.7), Math.log(0.2), Math.log(0.1)]);
+  const c = new Candidates(3).reset(row);
+  const rng = new Prng(9);
+  const counts = [0, 0, 0];
+  for (let i = 0; i < 20000; i++) counts[draw(c, rng.next())]++;
+  assert.ok(Math.abs(counts[0] / 20000 - 0.7) < 0.02, `counts ${counts}`);
+  assert.ok(Math.abs(counts[2] / 20000 - 0.1) < 0.02, `counts ${counts}`);
+});

@@ -1,0 +1,47 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { packageRoot } from '../src/engine/defaultModel';
+
+export const ROOT = packageRoot(__dirname);
+export const TINY = path.join(ROOT, 'test', 'fixtures', 'tiny-llama');
+/** The worker as tsc compiles it next to the client (tests run the compiled sources, not the bundle). */
+export const WORKER = path.join(ROOT, 'out', 'src', 'engine', 'worker.js');
+
+export interface Reference {
+  prompt: string;
+  prompt_ids: number[];
+  greedy_tokens: number[];
+  vocab: number;
+  rows: Float32Array[];
+}
+
+export function loadReference(dir = TINY): Reference {
+  const ref = JSON.parse(fs.readFileSync(path.join(dir, 'reference.json'), 'utf8'));
+  const buf = fs.readFileSync(path.join(dir, 'reference_logits.bin'));
+  const all = new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
+  const vocab: number = ref.logits_layout.cols;
+  const rows: Float32Array[] = [];
+  for (let i = 0; i * vocab < all.length; i++) rows.push(all.subarray(i * vocab, (i + 1) * vocab));
+  return { prompt: ref.prompt, prompt_ids: ref.prompt_ids, greedy_tokens: ref.greedy_tokens, vocab, rows };
+}
+
+/** A copy of a model folder in a temp dir, for tests that break it. */
+export function copyModel(dir = TINY): string {
+  const dst = fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-model-'));
+  fs.cpSync(dir, dst, { recursive: true });
+  return dst;
+}
+
+export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) throw new Error(`length ${a.length} != ${b.length}`);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
+  return m;
+}
+
+export function argmax(row: ArrayLike<number>): number {
+  let best = 0;
+  for (let i = 1; i < row.length; i++) if (row[i] > row[best]) best = i;
+  return best;
+}
