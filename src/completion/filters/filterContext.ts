@@ -1,0 +1,18 @@
+/** What the post-processing filters know about the place a completion goes. */
+export interface FilterContext {
+  /** The cursor line up to the cursor. */
+  linePrefix: string;
+  /** The cursor line after the cursor. */
+  lineSuffix: string;
+  /** The next non-empty lines of the document below the cursor line. */
+  nextLines: string[];
+  /** Indentation of the cursor line (for an empty line: where the cursor sits or the line above's). */
+  indent: string;
+  /** Indent stripped from a whitespace-only cursor line before prompting (see buildPrompt). */
+  strippedIndent: string;
+}
+
+/** A filter returns the (possibly cut) completion, or null to drop it. Each one is a small pure function. */
+export type CompletionFilter = (text: string, ctx: FilterContext) => string | null;
+
+export const indentOf = (line: string): number => /^[ \t]*/.exec(line)![0].replace(/\t/g, '    ').length;

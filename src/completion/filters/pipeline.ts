@@ -1,0 +1,28 @@
+import { cutAtIndentationScope } from './cutAtIndentationScope';
+import { dropRepeatOfNextLines } from './dropRepeatOfNextLines';
+import { dropTrivial } from './dropTrivial';
+import type { CompletionFilter, FilterContext } from './filterContext';
+import { reindentWhitespaceLine } from './reindentWhitespaceLine';
+import { repetitionGuard } from './repetitionGuard';
+import { stopAtUnmatchedBracket } from './stopAtUnmatchedBracket';
+import { trimSuffixOverlap } from './trimSuffixOverlap';
+
+/** The filters, in the order they run. Each sees the previous one's output; null stops the pipeline. */
+export const FILTERS: ReadonlyArray<readonly [string, CompletionFilter]> = [
+  ['reindentWhitespaceLine', reindentWhitespaceLine],
+  ['repetitionGuard', repetitionGuard],
+  ['stopAtUnmatchedBracket', stopAtUnmatchedBracket],
+  ['cutAtIndentationScope', cutAtIndentationScope],
+  ['dropRepeatOfNextLines', dropRepeatOfNextLines],
+  ['trimSuffixOverlap', trimSuffixOverlap],
+  ['dropTrivial', dropTrivial],
+];
+
+export function postProcess(raw: string, ctx: FilterContext): string | null {
+  let text: string | null = raw;
+  for (const [, filter] of FILTERS) {
+    text = filter(text, ctx);
+    if (text === null) return null;
+  }
+  return text;
+}

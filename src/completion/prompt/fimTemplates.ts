@@ -1,0 +1,53 @@
+/**
+ * Fill-in-the-middle prompt formats by model family, picked from the model's own special tokens.
+ * `file` is the repo-level separator the family was trained with, used for extra context chunks.
+ */
+export interface FimTemplate {
+  family: string;
+  /** Builds `[FIM prefix marker]prefix[suffix marker]suffix[middle marker]` (or the family's order). */
+  fim(prefix: string, suffix: string): string;
+  /** Separator before each extra-context file ("<file_sep>path\n"), if the family has repo-level tokens. */
+  fileHeader?: (path: string) => string;
+  /** Tokens that mean "the middle is complete" beyond EOS. */
+  stopTokens: string[];
+}
+
+type Specials = Record<string, number> | Set<string>;
+
+function has(specials: Specials, ...tokens: string[]): boolean {
+  return tokens.every((t) => (specials instanceof Set ? specials.has(t) : t in specials));
+}
+
+export function pickFimTemplate(specials: Specials): FimTemplate | null {
+  if (has(specials, '<|fim_prefix|>', '<|fim_suffix|>', '<|fim_middle|>')) {
+    return {
+      family: 'qwen2.5-coder',
+      fim: (p, s) => `<|fim_prefix|>${p}<|fim_suffix|>${s}<|fim_middle|>`,
+      fileHeader: has(specials, '<|file_sep|>') ? (path) => `<|file_sep|>${path}\n` : undefined,
+      stopTokens: ['<|endoftext|>', '<|file_sep|>', '<|fim_pad|>', '<|im_end|>'],
+    };
+  }
+  if (has(specials, '<fim_prefix>', '<fim_suffix>', '<fim_middle>')) {
+    return {
+      family: 'starcoder',
+      fim: (p, s) => `<fim_prefix>${p}<fim_suffix>${s}<fim_middle>`,
+      fileHeader: has(specials, '<file_sep>') ? (path) => `<file_sep>${path}\n` : undefined,
+      stopTokens: ['<|endoftext|>', '<file_sep>'],
+    };
+  }
+  if (has(specials, '<｜fim▁begin｜>', '<｜fim▁hole｜>', '<｜fim▁end｜>')) {
+    return {
+      family: 'deepseek-coder',
+      fim: (p, s) => `<｜fim▁begin｜>${p}<｜fim▁hole｜>${s}<｜fim▁end｜>`,
+      stopTokens: ['<｜end▁of▁sentence｜>', '<|EOT|>'],
+    };
+  }
+  if (has(specials, '▁<PRE>', '▁<SUF>', '▁<MID>') || has(specials, '<PRE>', '<SUF>', '<MID>')) {
+    return {
+      family: 'codellama',
+      fim: (p, s) => `<PRE> ${p} <SUF>${s} <MID>`,
+      stopTokens: ['<EOT>', '</s>'],
+    };
+  }
+  return null;
+}
