@@ -124,11 +124,11 @@ class Attention(nn.Module):
             k = k[:, :, None].expand(b, kvh, rep, t, hd).reshape(b, nh, t, hd)
             v = v[:, :, None].expand(b, kvh, rep, t, hd).reshape(b, nh, t, hd)
         scores = torch.matmul(q, k.transpose(2, 3)) * (1.0 / math.sqrt(hd))
-        if mask.dtype == torch.bool:
+        if mask.dtype == torch.bool:  # inference / export: fp32 softmax
             scores = scores.float().masked_fill(~mask, -1e9)
-        else:
-            scores = scores.float() + mask
-        probs = torch.softmax(scores, dim=-1).to(v.dtype)
+            probs = torch.softmax(scores, dim=-1).to(v.dtype)
+        else:  # training: additive causal mask in the activation dtype (bf16 softmax is ~4x faster on CPU)
+            probs = torch.softmax(scores + mask, dim=-1)
         out = torch.matmul(probs, v).transpose(1, 2).reshape(b, s, nh * hd)
         return self.o_proj(out), present
 
@@ -217,6 +217,10 @@ class LlamaForCausalLM(nn.Module):
         mask = (k_idx[None, :] <= q_idx[:, None])[None, None]
         if attention_mask is not None:
             mask = mask & (attention_mask[:, None, None, :] > 0)
+        elif past_key_values is None and not torch.jit.is_tracing():
+            # plain causal training: additive mask in the dtype attention scores will have
+            dt = torch.get_autocast_cpu_dtype() if torch.is_autocast_cpu_enabled() else x.dtype
+            mask = torch.zeros(s, s, dtype=dt).masked_fill(~mask[0, 0], -1e4 if dt != torch.float32 else -1e9)
         presents = []
         for i, layer in enumerate(self.model.layers):
             past = past_key_values[i] if past_key_values is not None else None
