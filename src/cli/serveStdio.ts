@@ -1,7 +1,11 @@
 import * as readline from 'node:readline';
+import { CompletionService } from '../completion/completionService';
+import { pickFimTemplate } from '../completion/prompt/fimTemplates';
+import { defaultCompletionSettings } from '../completion/settings';
 import type { EngineClient } from '../engine/client';
 import { errorMessage } from '../engine/errors';
 import { decodeOptionsFromSnake } from '../engine/snakeCaseOptions';
+import { handleCompletionRequest } from './completionRequest';
 import { errorResponse, toResponse } from './response';
 
 /**
@@ -10,13 +14,16 @@ import { errorResponse, toResponse } from './response';
  */
 export async function serveStdio(client: EngineClient, input: NodeJS.ReadableStream, output: NodeJS.WritableStream): Promise<void> {
   const rl = readline.createInterface({ input, crlfDelay: Infinity });
+  const settings = defaultCompletionSettings();
+  const template = pickFimTemplate(client.modelInfo?.specialTokens ?? {});
+  const service = new CompletionService(client, () => template, () => settings);
   for await (const line of rl) {
     if (line.trim() === '') continue;
-    output.write(JSON.stringify(await handleLine(client, line)) + '\n');
+    output.write(JSON.stringify(await handleLine(client, service, line)) + '\n');
   }
 }
 
-async function handleLine(client: EngineClient, line: string): Promise<Record<string, unknown>> {
+async function handleLine(client: EngineClient, service: CompletionService, line: string): Promise<Record<string, unknown>> {
   let req: unknown;
   try {
     req = JSON.parse(line);
@@ -27,7 +34,8 @@ async function handleLine(client: EngineClient, line: string): Promise<Record<st
   const r = req as Record<string, unknown>;
   const id = r.id ?? null;
   try {
-    if (typeof r.prompt !== 'string') throw new Error('"prompt" must be a string');
+    if (r.prompt === undefined && typeof r.prefix === 'string') return await handleCompletionRequest(service, r);
+    if (typeof r.prompt !== 'string') throw new Error('"prompt" (or "prefix" for an editor-style completion) must be a string');
     const options = decodeOptionsFromSnake(r, ['id', 'prompt']);
     return toResponse(id, await client.generate(r.prompt, options));
   } catch (err) {

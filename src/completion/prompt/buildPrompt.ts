@@ -13,7 +13,8 @@ export interface BuiltPrompt {
  * Orders the prompt from stable to volatile so that a keystroke invalidates only the tail of the KV cache:
  *   [extra chunks][FIM prefix] lines above [FIM suffix] rest of line + lines below [FIM middle] line so far
  * On a whitespace-only line the middle is sent empty and the indent stripped (llama.vim's trick): the model
- * then writes a whole line, and the filters re-indent it.
+ * then writes a whole line, and the filters re-indent it. Extra chunks need the family's file separator
+ * (`<file_sep>`, `<|file_sep|>`): without one they would read as part of the current file.
  */
 export function buildPrompt(ctx: DocumentContext, template: FimTemplate | null, extra: ExtraChunk[], path: string): BuiltPrompt {
   const whitespaceOnly = ctx.linePrefix.trim() === '' && ctx.linePrefix.length > 0;
@@ -21,15 +22,11 @@ export function buildPrompt(ctx: DocumentContext, template: FimTemplate | null, 
   const strippedIndent = whitespaceOnly ? ctx.linePrefix : '';
   if (!template) {
     // No FIM tokens: a plain left-to-right prompt (the suffix cannot be used).
-    return { prompt: extraAsComments(extra) + ctx.prefix + middle, middle, strippedIndent };
+    return { prompt: ctx.prefix + middle, middle, strippedIndent };
   }
   let head = '';
   if (template.fileHeader && extra.length > 0) {
     head = extra.map((c) => template.fileHeader!(c.path) + c.text + (c.text.endsWith('\n') ? '' : '\n')).join('') + template.fileHeader(path);
   }
   return { prompt: head + template.fim(ctx.prefix, ctx.lineSuffix + ctx.suffix) + middle, middle, strippedIndent };
-}
-
-function extraAsComments(extra: ExtraChunk[]): string {
-  return extra.map((c) => `// ${c.path}\n${c.text}${c.text.endsWith('\n') ? '' : '\n'}`).join('');
 }

@@ -1,0 +1,166 @@
+import type { GenerationStats } from '../engine/types';
+import { CompletionCache } from './cache/completionCache';
+import { contextHash } from './cache/contextKey';
+import { ChunkRing } from './context/chunkRing';
+import { documentContext, type WindowBudget } from './context/documentContext';
+import type { FilterContext } from './filters/filterContext';
+import { postProcess } from './filters/pipeline';
+import type { Generator } from './generator';
+import { InFlight } from './inflight';
+import { inlineDecodeOptions, inlineMode, type InlineMode, type InlinePreset } from './presets';
+import { buildPrompt } from './prompt/buildPrompt';
+import type { FimTemplate } from './prompt/fimTemplates';
+import { insertAt } from './textOverlay';
+import type { CompletionRequest, DocumentContext, ExtraChunk } from './types';
+
+export interface CompletionSettings {
+  preset: InlinePreset;
+  budget: WindowBudget;
+  /** Characters of extra context from other files (0: none). */
+  extraContextChars: number;
+  /** Compute the next suggestion as if the shown one were accepted, while the model is idle. */
+  prefetch: boolean;
+  /** Alternatives returned on an explicit trigger (beam search n-best). */
+  alternatives: number;
+}
+
+export type CompletionSource = 'cache' | 'inflight' | 'model' | 'none';
+
+export interface CompletionOutcome {
+  /** Post-processed suggestions to insert at the cursor, best first (empty: nothing to show). */
+  items: string[];
+  /** The model's raw text for the best item (model and in-flight sources). */
+  raw: string | null;
+  source: CompletionSource;
+  mode: InlineMode;
+  cancelled: boolean;
+  stats?: GenerationStats;
+  prompt?: string;
+  latencyMs: number;
+}
+
+/** How long an abandoned generation may run on, waiting for the next keystroke to pick it up. */
+const REUSE_GRACE_MS = 300;
+
+/**
+ * The inline-completion pipeline, editor-agnostic: context windows -> cache -> in-flight reuse -> prompt ->
+ * model -> filters -> cache. The VS Code provider and `serve-stdio` both drive this class.
+ */
+export class CompletionService {
+  readonly ring = new ChunkRing();
+  readonly cache = new CompletionCache();
+  private inflight: InFlight | null = null;
+  private prefetching: Promise<unknown> | null = null;
+
+  constructor(
+    private readonly generator: Generator,
+    private readonly template: () => FimTemplate | null,
+    private readonly settings: () => CompletionSettings,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  async complete(req: CompletionRequest, signal?: AbortSignal): Promise<CompletionOutcome> {
+    const t0 = this.now();
+    const s = this.settings();
+    const template = this.template();
+    const ctx = documentContext(req.doc, req.cursor, s.budget);
+    const mode = inlineMode(ctx.linePrefix, ctx.lineSuffix);
+    const extra = template?.fileHeader && s.extraContextChars > 0 ? this.ring.select(s.extraContextChars, req.path, ctx.prefix.slice(-2000) + ctx.suffix.slice(0, 1000)) : [];
+    const hash = contextHash({ path: req.path, prefix: ctx.prefix, lineSuffix: ctx.lineSuffix, suffix: ctx.suffix, extra: extra.map((c) => c.path + c.text).join('\0') });
+    const done = (o: Omit<CompletionOutcome, 'latencyMs' | 'mode'>): CompletionOutcome => ({ ...o, mode, latencyMs: this.now() - t0 });
+
+    const wantAlternatives = req.explicit && s.alternatives > 1;
+    const cached = this.cache.get(hash, ctx.linePrefix);
+    if (cached && (!wantAlternatives || cached.items.length > 1)) return done({ items: cached.items, raw: null, source: 'cache', cancelled: false });
+
+    const running = this.inflight;
+    if (running && !wantAlternatives && running.compatible(hash, ctx.linePrefix)) {
+      running.attach(signal);
+      const items = await untilAborted(running.promise.catch(() => [] as string[]), signal, [] as string[]);
+      const typed = ctx.linePrefix.slice(running.linePrefix.length);
+      const rest = items.filter((t) => t.startsWith(typed) && t.length > typed.length).map((t) => t.slice(typed.length));
+      if (rest.length > 0) return done({ items: rest, raw: running.streamed, source: 'inflight', cancelled: false });
+      if (signal?.aborted) return done({ items: [], raw: null, source: 'none', cancelled: true });
+    }
+    if (signal?.aborted) return done({ items: [], raw: null, source: 'none', cancelled: true });
+
+    const result = await this.runModel(req, ctx, hash, mode, extra, template, wantAlternatives ? s.alternatives : 1, signal);
+    if (result.items.length > 0 && s.prefetch && !req.explicit) this.prefetchAfter(req, result.items[0]);
+    return done(result);
+  }
+
+  /** Runs the model for a context, as the new in-flight generation (aborting one for another context). */
+  private async runModel(
+    req: CompletionRequest,
+    ctx: DocumentContext,
+    hash: string,
+    mode: InlineMode,
+    extra: ExtraChunk[],
+    template: FimTemplate | null,
+    alternatives: number,
+    signal?: AbortSignal,
+  ): Promise<Omit<CompletionOutcome, 'latencyMs' | 'mode'>> {
+    const s = this.settings();
+    const built = buildPrompt(ctx, template, extra, req.path);
+    const options = inlineDecodeOptions(s.preset, mode, ctx.linePrefix);
+    if (alternatives > 1) Object.assign(options, { numBeams: alternatives, numReturnSequences: alternatives });
+    if (template) options.stop = [...(options.stop ?? []), ...template.stopTokens];
+
+    this.inflight?.abort();
+    const job = new InFlight(hash, ctx.linePrefix, built.strippedIndent, REUSE_GRACE_MS);
+    this.inflight = job;
+    job.attach(signal);
+    const fctx: FilterContext = { linePrefix: ctx.linePrefix, lineSuffix: ctx.lineSuffix, nextLines: ctx.nextLines, indent: ctx.indent, strippedIndent: built.strippedIndent };
+    const generation = this.generator.generate(built.prompt, options, {
+      signal: job.controller.signal,
+      onText: (d) => (job.streamed += d),
+    });
+    job.promise = generation.then((r) => (r.finishReason === 'cancelled' ? [] : distinct(r.sequences.map((q) => postProcess(q.text, fctx)))));
+    try {
+      const [r, items] = await Promise.all([generation, job.promise]);
+      if (r.finishReason !== 'cancelled') this.cache.set(hash, ctx.linePrefix, { items });
+      return { items, raw: r.text, source: 'model', stats: r.stats, prompt: built.prompt, cancelled: r.finishReason === 'cancelled' };
+    } finally {
+      job.finished = true;
+      if (this.inflight === job) this.inflight = null;
+    }
+  }
+
+  /** Computes, when idle, the suggestion that would follow `accepted` (llama.vscode's speculative prefetch). */
+  private prefetchAfter(req: CompletionRequest, accepted: string): void {
+    if (this.prefetching) return;
+    const next = insertAt(req.doc, req.cursor, accepted);
+    // No signal: it runs until done (bounded by the preset) unless a request for another context needs the model.
+    this.prefetching = this.complete({ ...req, doc: next.doc, cursor: next.cursor, explicit: false })
+      .catch(() => undefined)
+      .finally(() => (this.prefetching = null));
+  }
+
+  /** Resolves when the current prefetch (if any) is done: for tests and benchmarks. */
+  async idle(): Promise<void> {
+    await this.prefetching;
+  }
+
+  /** Aborts whatever the model is doing for this service. */
+  cancelAll(): void {
+    this.inflight?.abort();
+  }
+}
+
+/** The promise's value, or `fallback` as soon as the signal aborts. */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined, fallback: T): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.resolve(fallback);
+  return new Promise<T>((resolve) => {
+    const onAbort = () => resolve(fallback);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then((v) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(v);
+    });
+  });
+}
+
+function distinct(items: (string | null)[]): string[] {
+  return [...new Set(items.filter((t): t is string => t !== null))];
+}

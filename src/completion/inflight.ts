@@ -1,0 +1,64 @@
+/**
+ * The generation the model is running now, shared by every request that can use it: a keystroke that
+ * types what the model is producing waits for it instead of starting again (Continue's in-flight reuse).
+ * It is aborted when nobody waits for it any more (after a short grace, so the next keystroke can attach)
+ * or when a request for another context needs the model.
+ */
+export class InFlight {
+  private waiters = 0;
+  private graceTimer: NodeJS.Timeout | null = null;
+  readonly controller = new AbortController();
+  /** Raw text streamed so far. */
+  streamed = '';
+  promise!: Promise<string[]>;
+
+  constructor(
+    readonly hash: string,
+    readonly linePrefix: string,
+    /** Indent stripped from a whitespace-only line (the raw stream then starts with the model's own indent). */
+    readonly strippedIndent: string,
+    private readonly graceMs: number,
+  ) {}
+
+  get done(): boolean {
+    return this.controller.signal.aborted || this.finished;
+  }
+  finished = false;
+
+  /** Whether a request at `linePrefix` in the same context can wait for this generation. */
+  compatible(hash: string, linePrefix: string): boolean {
+    if (this.done || hash !== this.hash || !linePrefix.startsWith(this.linePrefix)) return false;
+    let typed = linePrefix.slice(this.linePrefix.length);
+    let streamed = this.streamed;
+    if (this.strippedIndent) {
+      typed = typed.trimStart();
+      streamed = streamed.trimStart();
+    }
+    return streamed.startsWith(typed) || typed.startsWith(streamed);
+  }
+
+  /** Registers a waiter; its signal's abort releases it. */
+  attach(signal?: AbortSignal): void {
+    if (signal?.aborted) return;
+    this.waiters++;
+    if (this.graceTimer) {
+      clearTimeout(this.graceTimer);
+      this.graceTimer = null;
+    }
+    signal?.addEventListener('abort', () => this.detach(), { once: true });
+  }
+
+  private detach(): void {
+    this.waiters--;
+    if (this.waiters > 0 || this.done) return;
+    this.graceTimer = setTimeout(() => {
+      if (this.waiters === 0) this.controller.abort();
+    }, this.graceMs);
+    this.graceTimer.unref?.();
+  }
+
+  abort(): void {
+    if (this.graceTimer) clearTimeout(this.graceTimer);
+    this.controller.abort();
+  }
+}

@@ -1,0 +1,38 @@
+import type { CompletionSettings } from './completionService';
+import type { InlinePreset } from './presets';
+import { validateSettings, type SettingValues } from './settingsSchema';
+
+/** Turns validated setting values into the pipeline's settings. */
+export function completionSettings(v: SettingValues): CompletionSettings {
+  const n = (k: string) => v[k] as number;
+  const preset: InlinePreset = {
+    temperature: n('inline.temperature'),
+    topK: n('inline.topK'),
+    topP: n('inline.topP'),
+    minP: n('inline.minP'),
+    repetitionPenalty: n('inline.repetitionPenalty'),
+    maxNewTokens: n('inline.maxNewTokens'),
+    blockLines: n('inline.maxLines'),
+    timeBudgetMs: n('inline.timeBudgetMs'),
+    stop: v['inline.stop'] as string[],
+    seed: 0,
+  };
+  return {
+    preset,
+    budget: {
+      prefixLines: n('context.prefixLines'),
+      suffixLines: n('context.suffixLines'),
+      prefixChars: n('context.prefixChars'),
+      suffixChars: n('context.suffixChars'),
+      snapLines: 16,
+    },
+    extraContextChars: n('context.extraChars'),
+    prefetch: v['inline.prefetch'] as boolean,
+    alternatives: n('inline.alternatives'),
+  };
+}
+
+/** The settings with every default: CLI, benchmarks and tests. */
+export function defaultCompletionSettings(): CompletionSettings {
+  return completionSettings(validateSettings(() => undefined).values);
+}

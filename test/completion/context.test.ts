@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ChunkRing } from '../../src/completion/context/chunkRing';
+import { documentContext, positionAt, textSource } from '../../src/completion/context/documentContext';
+import { AdaptiveDebounce } from '../../src/completion/adaptiveDebounce';
+import { insertAt } from '../../src/completion/textOverlay';
+
+const budget = { prefixLines: 256, suffixLines: 64, prefixChars: 100000, suffixChars: 100000, snapLines: 16 };
+const doc = (n: number) => textSource(Array.from({ length: n }, (_, i) => `line ${i}`).join('\n'));
+
+test('windows split the cursor line into prefix and suffix parts', () => {
+  const text = 'a = 1\ndef f(x):\n    return x + 1\nprint(f(2))';
+  const at = text.indexOf('x + 1');
+  const ctx = documentContext(textSource(text), positionAt(text, at), budget);
+  assert.equal(ctx.prefix, 'a = 1\ndef f(x):\n');
+  assert.equal(ctx.linePrefix, '    return ');
+  assert.equal(ctx.lineSuffix, 'x + 1');
+  assert.equal(ctx.suffix, '\nprint(f(2))');
+  assert.deepEqual(ctx.nextLines, ['print(f(2))']);
+  assert.equal(ctx.indent, '    ');
+});
+
+test('the prefix window start snaps to blocks: moving the cursor a few lines keeps the prompt head', () => {
+  const d = doc(1000);
+  const small = { ...budget, prefixLines: 100 };
+  const starts = [500, 501, 505, 510].map((line) => documentContext(d, { line, character: 0 }, small).prefixStartLine);
+  assert.ok(starts.every((s) => s % 16 === 0));
+  assert.equal(new Set(starts).size, 1, `starts ${starts}`);
+});
+
+test('over the character budget, whole blocks are dropped from the top and the cursor side is kept', () => {
+  const d = doc(1000);
+  const ctx = documentContext(d, { line: 600, character: 3 }, { ...budget, prefixChars: 500 });
+  assert.ok(ctx.prefix.length + ctx.linePrefix.length <= 500);
+  assert.ok(ctx.prefix.endsWith('line 599\n'));
+  assert.equal(ctx.prefixStartLine % 16, 0);
+});
+
+test('a 10 MB single-line file is cut around the cursor, quickly', () => {
+  const huge = 'x'.repeat(10_000_000);
+  const t0 = performance.now();
+  const ctx = documentContext(textSource(huge), { line: 0, character: 5_000_000 }, budget);
+  assert.ok(ctx.linePrefix.length <= 4000 && ctx.lineSuffix.length <= 4000);
+  assert.ok(performance.now() - t0 < 1000);
+});
+
+test('the chunk ring drops near-duplicates and chunks like the text at the cursor', () => {
+  const ring = new ChunkRing({ capacity: 3, chunkLines: 8 });
+  const lines = (tag: string) => Array.from({ length: 8 }, (_, i) => `${tag}_${i} = ${i}`);
+  assert.ok(ring.add('a.py', lines('a')));
+  ring.add('a2.py', lines('a')); // same lines: replaces the old one
+  assert.equal(ring.size, 1);
+  ring.add('b.py', lines('b'));
+  ring.add('c.py', lines('c'));
+  ring.add('d.py', lines('d'));
+  assert.equal(ring.size, 3, 'capacity');
+  const picked = ring.select(10000, 'd.py', lines('c').join('\n'));
+  assert.deepEqual(picked.map((c) => c.path), ['b.py'], 'skips the current file and chunks similar to the cursor text');
+  assert.equal(ring.select(10, 'x', '').length, 0, 'budget');
+});
+
+test('adaptive debounce follows the typing rhythm within bounds', () => {
+  const d = new AdaptiveDebounce(15, 250);
+  assert.equal(d.delay(), 15);
+  for (let t = 0; t < 2000; t += 100) d.keystroke(t);
+  assert.equal(d.delay(), 120);
+  assert.equal(d.delay(40), 40, 'a fixed setting wins');
+  const slow = new AdaptiveDebounce(15, 250);
+  for (let t = 0; t < 9000; t += 900) slow.keystroke(t);
+  assert.equal(slow.delay(), 250);
+});
+
+test('insertAt shows the document as if a suggestion were accepted', () => {
+  const d = textSource('def f():\n    \nprint(1)');
+  const { doc, cursor } = insertAt(d, { line: 1, character: 4 }, 'x = 1\n    return x');
+  assert.equal(doc.lineCount, 4);
+  assert.deepEqual([0, 1, 2, 3].map((i) => doc.lineAt(i)), ['def f():', '    x = 1', '    return x', 'print(1)']);
+  assert.deepEqual(cursor, { line: 2, character: 12 });
+});

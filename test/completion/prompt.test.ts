@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { buildPrompt } from '../../src/completion/prompt/buildPrompt';
+import { pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
+import type { DocumentContext } from '../../src/completion/types';
+
+const ctx: DocumentContext = {
+  prefix: 'def f(x):\n',
+  linePrefix: '    return ',
+  lineSuffix: '',
+  suffix: '\nprint(f(1))',
+  nextLines: ['print(f(1))'],
+  indent: '    ',
+  prefixStartLine: 0,
+};
+
+test('FIM templates are picked from the model special tokens', () => {
+  assert.equal(pickFimTemplate(new Set(['<|fim_prefix|>', '<|fim_suffix|>', '<|fim_middle|>', '<|file_sep|>']))?.family, 'qwen2.5-coder');
+  assert.equal(pickFimTemplate({ '<fim_prefix>': 1, '<fim_suffix>': 2, '<fim_middle>': 3 })?.family, 'starcoder');
+  assert.equal(pickFimTemplate(new Set(['<｜fim▁begin｜>', '<｜fim▁hole｜>', '<｜fim▁end｜>']))?.family, 'deepseek-coder');
+  assert.equal(pickFimTemplate(new Set(['▁<PRE>', '▁<SUF>', '▁<MID>']))?.family, 'codellama');
+  assert.equal(pickFimTemplate(new Set(['<|endoftext|>'])), null);
+});
+
+test('the prompt runs stable to volatile: extra chunks, prefix, suffix, then the cursor line', () => {
+  const t = pickFimTemplate(new Set(['<fim_prefix>', '<fim_suffix>', '<fim_middle>', '<file_sep>']))!;
+  const p = buildPrompt(ctx, t, [{ path: 'util.py', text: 'def g(): pass' }], 'main.py');
+  assert.equal(p.prompt, '<file_sep>util.py\ndef g(): pass\n<file_sep>main.py\n<fim_prefix>def f(x):\n<fim_suffix>\nprint(f(1))<fim_middle>    return ');
+  // One more typed character changes only the tail.
+  const q = buildPrompt({ ...ctx, linePrefix: ctx.linePrefix + 'x' }, t, [{ path: 'util.py', text: 'def g(): pass' }], 'main.py');
+  assert.equal(q.prompt, p.prompt + 'x');
+});
+
+test('a whitespace-only cursor line is sent as an empty middle and its indent remembered', () => {
+  const t = pickFimTemplate(new Set(['<fim_prefix>', '<fim_suffix>', '<fim_middle>']))!;
+  const p = buildPrompt({ ...ctx, linePrefix: '    ' }, t, [], 'main.py');
+  assert.ok(p.prompt.endsWith('<fim_middle>'));
+  assert.equal(p.strippedIndent, '    ');
+});
+
+test('DeepSeek and Qwen formats', () => {
+  const ds = pickFimTemplate(new Set(['<｜fim▁begin｜>', '<｜fim▁hole｜>', '<｜fim▁end｜>']))!;
+  assert.equal(buildPrompt(ctx, ds, [], 'a.py').prompt, '<｜fim▁begin｜>def f(x):\n<｜fim▁hole｜>\nprint(f(1))<｜fim▁end｜>    return ');
+  const qw = pickFimTemplate(new Set(['<|fim_prefix|>', '<|fim_suffix|>', '<|fim_middle|>']))!;
+  assert.equal(buildPrompt(ctx, qw, [], 'a.py').prompt, '<|fim_prefix|>def f(x):\n<|fim_suffix|>\nprint(f(1))<|fim_middle|>    return ');
+});
+
+test('a model without FIM tokens gets a prefix-only prompt', () => {
+  assert.equal(buildPrompt(ctx, null, [], 'a.py').prompt, 'def f(x):\n    return ');
+});

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { CompletionService, type CompletionSettings } from '../../src/completion/completionService';
+import { positionAt, textSource } from '../../src/completion/context/documentContext';
+import { pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
+import { defaultCompletionSettings } from '../../src/completion/settings';
+import { Engine } from '../../src/engine/engine';
+import { TINY } from '../helpers';
+
+let engine: Engine;
+let settings: CompletionSettings;
+before(async () => {
+  engine = await Engine.load(TINY, { threads: 1 });
+  settings = { ...defaultCompletionSettings(), prefetch: false };
+});
+after(async () => engine.dispose());
+
+const service = () => new CompletionService(engine, () => pickFimTemplate(engine.info.specialTokens), () => settings);
+const request = (text: string, cursor: number, explicit = false) => ({
+  doc: textSource(text),
+  cursor: positionAt(text, cursor),
+  languageId: 'python',
+  path: 'demo.py',
+  explicit,
+});
+
+const FILE = 'import os\n\n\ndef read_lines(path):\n    with open(path) as f:\n        return [l.rstrip() for l in f]\n\n\ndef main():\n    print(read_lines(os.sys.argv[1]))\n';
+
+test('a model completion is filtered, cached, and served again for typed-ahead characters', async () => {
+  const svc = service();
+  const text = FILE;
+  const at = text.indexOf('    print(') + 4;
+  const first = await svc.complete(request(text, at));
+  assert.equal(first.source, 'model');
+  assert.ok(first.stats && first.stats.promptTokens > 0);
+  const again = await svc.complete(request(text, at));
+  assert.equal(again.source, 'cache');
+  assert.deepEqual(again.items, first.items);
+  if (first.items[0] && first.items[0].length > 1 && !first.items[0].includes('\n')) {
+    // Type the first character of the suggestion: served from the cache, minus that character.
+    const typed = first.items[0][0];
+    const t2 = text.slice(0, at) + typed + text.slice(at);
+    const ahead = await svc.complete(request(t2, at + 1));
+    assert.equal(ahead.source, 'cache');
+    assert.equal(ahead.items[0], first.items[0].slice(1));
+  }
+});
+
+test('a keystroke during a generation waits for it instead of starting again', async () => {
+  const svc = service();
+  const base = FILE.slice(0, FILE.indexOf('def main'));
+  const p1 = svc.complete(request(base + 'def m', base.length + 5));
+  const p2 = svc.complete(request(base + 'def ma', base.length + 6));
+  const [r1, r2] = await Promise.all([p1, p2]);
+  assert.equal(r1.source, 'model');
+  // The second reuses the running generation when the model wrote "a" next, else it runs the model itself.
+  if (r1.raw?.startsWith('a')) assert.equal(r2.source, 'inflight');
+  else assert.equal(r2.source, 'model');
+});
+
+test('a request for another context cancels the running one', async () => {
+  const svc = service();
+  // Both requests are issued before the engine starts the first: the second aborts it deterministically.
+  const p1 = svc.complete(request('x = 1\n\n', 7));
+  const p2 = svc.complete(request('def other():\n    ', 17));
+  const [r1, r2] = await Promise.all([p1, p2]);
+  assert.equal(r1.cancelled, true);
+  assert.equal(r1.stats?.generatedTokens, 0);
+  assert.equal(r2.source, 'model');
+  assert.equal(r2.cancelled, false);
+});
+
+test('an explicit trigger returns distinct alternatives (n-best)', async () => {
+  const svc = service();
+  const text = FILE;
+  const at = text.indexOf('    print(') + 4;
+  const r = await svc.complete(request(text, at, true));
+  assert.equal(r.source, 'model');
+  assert.equal(new Set(r.items).size, r.items.length);
+  assert.ok(r.items.length >= 1);
+});
+
+test('typing replay: each keystroke prefills only a few tokens through the real engine', async () => {
+  const svc = service();
+  const target = FILE.indexOf('def main():');
+  const line = 'def main():';
+  const fractions: number[] = [];
+  const prefills: number[] = [];
+  engine.resetCache();
+  for (let i = 1; i <= line.length; i++) {
+    const text = FILE.slice(0, target) + line.slice(0, i) + FILE.slice(target + line.length);
+    const r = await svc.complete(request(text, target + i));
+    if (r.source === 'model' && r.stats && i > 1) {
+      fractions.push(r.stats.prefillTokens / r.stats.promptTokens);
+      prefills.push(r.stats.prefillTokens);
+    }
+  }
+  assert.ok(prefills.length >= 3, 'some keystrokes ran the model');
+  const median = [...fractions].sort((a, b) => a - b)[Math.floor(fractions.length / 2)];
+  assert.ok(median < 0.1, `median prefill fraction ${median}, prefills ${prefills}`);
+  assert.ok(Math.max(...prefills) <= 4, `prefills per keystroke ${prefills}`);
+});
