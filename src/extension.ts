@@ -1,2 +1,68 @@
-export function activate(): void {}
-export function deactivate(): void {}
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { AdaptiveDebounce } from './completion/adaptiveDebounce';
+import { SessionStats } from './completion/sessionStats';
+import { EngineClient } from './engine/client';
+import { registerCommands } from './vscode/commands';
+import { Config } from './vscode/config';
+import { InlineProvider } from './vscode/inlineProvider';
+import { ModelLoader } from './vscode/modelLoader';
+import { feedRing } from './vscode/ringFeeder';
+import { StatusBar } from './vscode/statusBar';
+
+let client: EngineClient | null = null;
+
+/** Wires the editor to the engine: everything here is a thin adapter over src/engine and src/completion. */
+export function activate(context: vscode.ExtensionContext): { loader: ModelLoader; client: EngineClient; stats: SessionStats } {
+  const log = vscode.window.createOutputChannel('Ghostline', { log: true });
+  const stats = new SessionStats();
+  const status = new StatusBar(stats);
+  const config = new Config(log);
+  client = new EngineClient({ workerPath: path.join(context.extensionPath, 'dist', 'worker.js') });
+  const engine = client;
+  engine.onCrash = (msg) => {
+    log.error(`${msg}; a fresh worker starts on the next request`);
+    status.set('error', msg);
+  };
+  const loader = new ModelLoader(engine, config, status, log, context.extensionPath);
+  const enabled = { value: context.globalState.get<boolean>('ghostline.enabled', true) };
+  const debounce = new AdaptiveDebounce();
+
+  context.subscriptions.push(
+    log,
+    status,
+    vscode.languages.registerInlineCompletionItemProvider(
+      { pattern: '**' },
+      new InlineProvider({ service: () => loader.service, enabled: () => enabled.value, config, status, stats, debounce, log }),
+    ),
+    registerCommands({ client: engine, config, status, stats, loader, log, extensionPath: context.extensionPath, state: context.globalState, enabled }),
+    feedRing(() => loader.service?.ring ?? null),
+    vscode.workspace.onDidChangeTextDocument((e) => {
+      if (e.document === vscode.window.activeTextEditor?.document && e.contentChanges.length > 0) debounce.keystroke(performance.now());
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!e.affectsConfiguration('ghostline')) return;
+      config.resetReports();
+      config.values(vscode.window.activeTextEditor?.document); // report a bad value now, not on the next keystroke
+      if (e.affectsConfiguration('ghostline.modelPath') || e.affectsConfiguration('ghostline.modelFile') || e.affectsConfiguration('ghostline.engine.threads')) {
+        void loader.load();
+      }
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void loader.load()),
+    vscode.window.onDidChangeWindowState((s) => {
+      if (s.focused) void loader.warm();
+    }),
+    { dispose: () => void engine.dispose() },
+  );
+  if (!enabled.value) status.set('disabled');
+  void loader.load().then(() => {
+    if (!enabled.value) status.set('disabled');
+  });
+  // The API returned to tests (and other extensions): read-only handles, no extra behaviour.
+  return { loader, client: engine, stats };
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.dispose();
+  client = null;
+}

@@ -59,14 +59,27 @@ export class CompletionService {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  async complete(req: CompletionRequest, signal?: AbortSignal): Promise<CompletionOutcome> {
+  /** A suggestion from the cache alone (no model call, no waiting), or null. */
+  peek(req: CompletionRequest): CompletionOutcome | null {
     const t0 = this.now();
+    const { ctx, mode, hash } = this.prepare(req);
+    const cached = this.cache.get(hash, ctx.linePrefix);
+    return cached ? { items: cached.items, raw: null, source: 'cache', cancelled: false, mode, latencyMs: this.now() - t0 } : null;
+  }
+
+  private prepare(req: CompletionRequest) {
     const s = this.settings();
     const template = this.template();
     const ctx = documentContext(req.doc, req.cursor, s.budget);
     const mode = inlineMode(ctx.linePrefix, ctx.lineSuffix);
     const extra = template?.fileHeader && s.extraContextChars > 0 ? this.ring.select(s.extraContextChars, req.path, ctx.prefix.slice(-2000) + ctx.suffix.slice(0, 1000)) : [];
     const hash = contextHash({ path: req.path, prefix: ctx.prefix, lineSuffix: ctx.lineSuffix, suffix: ctx.suffix, extra: extra.map((c) => c.path + c.text).join('\0') });
+    return { s, template, ctx, mode, extra, hash };
+  }
+
+  async complete(req: CompletionRequest, signal?: AbortSignal): Promise<CompletionOutcome> {
+    const t0 = this.now();
+    const { s, template, ctx, mode, extra, hash } = this.prepare(req);
     const done = (o: Omit<CompletionOutcome, 'latencyMs' | 'mode'>): CompletionOutcome => ({ ...o, mode, latencyMs: this.now() - t0 });
 
     const wantAlternatives = req.explicit && s.alternatives > 1;

@@ -1,0 +1,46 @@
+import type { CompletionOutcome } from './completionService';
+
+/** Running numbers for the status bar and "Show Stats": latencies, sources, KV reuse, accepts. */
+export class SessionStats {
+  requests = 0;
+  shown = 0;
+  accepted = 0;
+  bySource: Record<string, number> = { cache: 0, inflight: 0, model: 0, none: 0 };
+  promptTokens = 0;
+  reusedTokens = 0;
+  lastLatencyMs: number | null = null;
+  lastReuse: number | null = null;
+  private latencies: number[] = [];
+
+  record(o: CompletionOutcome): void {
+    this.requests++;
+    this.bySource[o.source]++;
+    if (o.items.length > 0) this.shown++;
+    if (o.cancelled) return;
+    this.lastLatencyMs = o.latencyMs;
+    this.latencies.push(o.latencyMs);
+    if (this.latencies.length > 200) this.latencies.shift();
+    if (o.stats && o.stats.promptTokens > 0) {
+      this.promptTokens += o.stats.promptTokens;
+      this.reusedTokens += o.stats.reusedTokens;
+      this.lastReuse = o.stats.reusedTokens / o.stats.promptTokens;
+    }
+  }
+
+  percentile(p: number): number | null {
+    if (this.latencies.length === 0) return null;
+    const s = [...this.latencies].sort((a, b) => a - b);
+    return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+  }
+
+  summary(): string {
+    const ms = (v: number | null) => (v === null ? 'n/a' : `${Math.round(v)} ms`);
+    const reuse = this.promptTokens > 0 ? `${Math.round((100 * this.reusedTokens) / this.promptTokens)}%` : 'n/a';
+    return [
+      `requests: ${this.requests} (model ${this.bySource.model}, cache ${this.bySource.cache}, reused in-flight ${this.bySource.inflight})`,
+      `suggestions shown: ${this.shown}, accepted: ${this.accepted}`,
+      `latency p50 ${ms(this.percentile(50))}, p95 ${ms(this.percentile(95))}, last ${ms(this.lastLatencyMs)}`,
+      `KV cache reuse: ${reuse} of prompt tokens`,
+    ].join('\n');
+  }
+}

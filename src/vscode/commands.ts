@@ -1,0 +1,106 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { SessionStats } from '../completion/sessionStats';
+import type { EngineClient } from '../engine/client';
+import { defaultModelDir } from '../engine/defaultModel';
+import type { Config } from './config';
+import { generateFromSelection, type GenerateArgs } from './generateFromSelection';
+import type { ModelLoader } from './modelLoader';
+import type { StatusBar } from './statusBar';
+
+export interface CommandDeps {
+  client: EngineClient;
+  config: Config;
+  status: StatusBar;
+  stats: SessionStats;
+  loader: ModelLoader;
+  log: vscode.LogOutputChannel;
+  extensionPath: string;
+  state: vscode.Memento;
+  enabled: { value: boolean };
+}
+
+export function registerCommands(d: CommandDeps): vscode.Disposable {
+  const reg = vscode.commands.registerCommand;
+  return vscode.Disposable.from(
+    reg('ghostline.generateFromSelection', (args?: GenerateArgs) =>
+      generateFromSelection({ client: d.client, config: d.config, status: d.status, log: d.log, ready: () => d.loader.info !== null }, args),
+    ),
+    reg('ghostline.toggle', async () => {
+      d.enabled.value = !d.enabled.value;
+      await d.state.update('ghostline.enabled', d.enabled.value);
+      if (!d.enabled.value) d.loader.service?.cancelAll();
+      d.status.set(d.enabled.value ? (d.loader.info ? 'idle' : 'error') : 'disabled');
+      void vscode.window.setStatusBarMessage(`Ghostline inline completions ${d.enabled.value ? 'on' : 'off'}`, 2000);
+      return d.enabled.value;
+    }),
+    reg('ghostline.selectModel', () => selectModel(d)),
+    reg('ghostline.showLog', () => d.log.show()),
+    reg('ghostline.showStats', () => {
+      const info = d.loader.info;
+      const head = info ? `Model ${info.name} (${path.basename(info.onnxFile)}), ${info.threads} threads` : 'No model loaded';
+      d.log.info(`stats\n${head}\n${d.stats.summary()}`);
+      void vscode.window.showInformationMessage(`Ghostline: ${head}. ${d.stats.summary().replace(/\n/g, '; ')}`);
+      return d.stats.summary();
+    }),
+    reg('ghostline.accepted', (chars: number) => {
+      d.stats.accepted++;
+      d.log.debug(`accepted ${chars} characters`);
+    }),
+    reg('ghostline.restartEngine', async () => {
+      await d.client.dispose();
+      return d.loader.load();
+    }),
+    reg('ghostline.showMenu', async () => {
+      const items: (vscode.QuickPickItem & { command: string })[] = [
+        { label: d.enabled.value ? '$(circle-slash) Disable inline completions' : '$(check) Enable inline completions', command: 'ghostline.toggle' },
+        { label: '$(sparkle) Generate from Selection', command: 'ghostline.generateFromSelection' },
+        { label: '$(database) Select Model', description: d.loader.info?.name, command: 'ghostline.selectModel' },
+        { label: '$(graph) Show Stats', command: 'ghostline.showStats' },
+        { label: '$(output) Show Log', command: 'ghostline.showLog' },
+        { label: '$(debug-restart) Restart Engine', command: 'ghostline.restartEngine' },
+        { label: '$(gear) Settings', command: 'workbench.action.openSettings' },
+      ];
+      const pick = await vscode.window.showQuickPick(items, { title: 'Ghostline' });
+      if (!pick) return;
+      if (pick.command === 'workbench.action.openSettings') await vscode.commands.executeCommand(pick.command, 'ghostline');
+      else await vscode.commands.executeCommand(pick.command);
+    }),
+  );
+}
+
+async function selectModel(d: CommandDeps): Promise<void> {
+  const bundled = defaultModelDir(d.extensionPath);
+  const items: (vscode.QuickPickItem & { dir?: string })[] = [
+    { label: `$(package) ${path.basename(bundled)}`, description: `bundled, ${sizeMb(bundled)}`, dir: '' },
+    { label: '$(folder-opened) Choose a model folder…', description: 'config.json, tokenizer.json, onnx/model*.onnx' },
+  ];
+  const pick = await vscode.window.showQuickPick(items, { title: 'Ghostline: Select Model' });
+  if (!pick) return;
+  let dir = pick.dir;
+  if (dir === undefined) {
+    const uri = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, openLabel: 'Use this model' });
+    if (!uri?.[0]) return;
+    dir = uri[0].fsPath;
+  }
+  // A user choice goes to user settings; the configuration listener reloads the model.
+  await vscode.workspace.getConfiguration('ghostline').update('modelPath', dir, vscode.ConfigurationTarget.Global);
+}
+
+function sizeMb(dir: string): string {
+  let total = 0;
+  const walk = (p: string) => {
+    for (const e of fs.readdirSync(p, { withFileTypes: true })) {
+      const f = path.join(p, e.name);
+      if (e.isDirectory()) walk(f);
+      else total += fs.statSync(f).size;
+    }
+  };
+  try {
+    walk(dir);
+  } catch {
+    return 'missing';
+  }
+  return `${(total / 1e6).toFixed(1)} MB`;
+}

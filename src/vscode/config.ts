@@ -1,0 +1,101 @@
+import * as vscode from 'vscode';
+import { completionSettings } from '../completion/settings';
+import type { CompletionSettings } from '../completion/completionService';
+import { validateSettings, type SettingValues } from '../completion/settingsSchema';
+import type { GeneratePreset } from '../completion/presets';
+
+/**
+ * Reads Ghostline's settings for a document (workspace folder and language overrides apply), validates them
+ * with the shared schema, and reports each problem once, naming the setting.
+ */
+export class Config {
+  private readonly reported = new Set<string>();
+
+  constructor(private readonly log: vscode.LogOutputChannel) {}
+
+  values(scope?: vscode.TextDocument): SettingValues {
+    const cfg = vscode.workspace.getConfiguration('ghostline', scope ? { uri: scope.uri, languageId: scope.languageId } : undefined);
+    const { values, problems } = validateSettings((key) => cfg.get(key));
+    for (const p of problems) this.report(p);
+    return values;
+  }
+
+  completion(doc?: vscode.TextDocument): CompletionSettings {
+    return completionSettings(this.values(doc));
+  }
+
+  generate(doc?: vscode.TextDocument): GeneratePreset {
+    const v = this.values(doc);
+    const n = (k: string) => v[`generate.${k}`] as number;
+    return {
+      temperature: n('temperature'),
+      topK: n('topK'),
+      topP: n('topP'),
+      minP: n('minP'),
+      repetitionPenalty: n('repetitionPenalty'),
+      maxNewTokens: n('maxNewTokens'),
+      maxLines: n('maxLines'),
+      timeBudgetMs: 20000,
+      stop: v['generate.stop'] as string[],
+      seed: 0,
+    };
+  }
+
+  debounceMs(doc?: vscode.TextDocument): number | undefined {
+    const d = this.values(doc).debounceMs as number;
+    return d >= 0 ? d : undefined;
+  }
+
+  threads(): number {
+    return this.values()["engine.threads"] as number;
+  }
+
+  /** Whether suggestions are on for this document's language. */
+  enabledFor(doc: vscode.TextDocument): boolean {
+    const cfg = vscode.workspace.getConfiguration('ghostline', { uri: doc.uri, languageId: doc.languageId });
+    if (cfg.get<boolean>('enable') === false) return false;
+    const langs = cfg.get<unknown>('languages');
+    if (langs && typeof langs === 'object' && !Array.isArray(langs)) {
+      const map = langs as Record<string, unknown>;
+      const v = doc.languageId in map ? map[doc.languageId] : map['*'];
+      if (typeof v === 'boolean') return v;
+      if (v !== undefined) this.report(`ghostline.languages["${doc.languageId}"] must be true or false; ignored.`);
+    } else if (langs !== undefined) {
+      this.report('ghostline.languages must be an object like {"*": true, "markdown": false}; ignored.');
+    }
+    return true;
+  }
+
+  /**
+   * The model folder and file. In an untrusted workspace, values from the workspace are ignored: a
+   * repository must not make the editor load an arbitrary file as a model.
+   */
+  model(): { path: string; file: string } {
+    const cfg = vscode.workspace.getConfiguration('ghostline');
+    const read = (key: string): string => {
+      const i = cfg.inspect<string>(key);
+      const v = vscode.workspace.isTrusted ? cfg.get<string>(key) : i?.globalValue ?? i?.defaultValue;
+      if (!vscode.workspace.isTrusted && (i?.workspaceValue !== undefined || i?.workspaceFolderValue !== undefined)) {
+        this.report(`ghostline.${key} from this untrusted workspace is ignored.`);
+      }
+      if (v !== undefined && typeof v !== 'string') {
+        this.report(`ghostline.${key} must be a string (a folder path); ignored.`);
+        return '';
+      }
+      return v ?? '';
+    };
+    return { path: read('modelPath').trim(), file: read('modelFile').trim() };
+  }
+
+  /** Forget reported problems (after the user edits settings, a still-wrong value is reported again). */
+  resetReports(): void {
+    this.reported.clear();
+  }
+
+  private report(problem: string): void {
+    if (this.reported.has(problem)) return;
+    this.reported.add(problem);
+    this.log.warn(problem);
+    void vscode.window.showWarningMessage(`Ghostline: ${problem}`);
+  }
+}

@@ -1,0 +1,97 @@
+import * as vscode from 'vscode';
+import type { AdaptiveDebounce } from '../completion/adaptiveDebounce';
+import type { CompletionOutcome, CompletionService } from '../completion/completionService';
+import type { SessionStats } from '../completion/sessionStats';
+import type { CompletionRequest } from '../completion/types';
+import type { Config } from './config';
+import { documentSource } from './documentSource';
+import type { StatusBar } from './statusBar';
+
+export interface ProviderDeps {
+  service: () => CompletionService | null;
+  enabled: () => boolean;
+  config: Config;
+  status: StatusBar;
+  stats: SessionStats;
+  debounce: AdaptiveDebounce;
+  log: vscode.LogOutputChannel;
+}
+
+/**
+ * Inline suggestions for every language. VS Code's own UI does the rest: Tab accepts, Ctrl+Right accepts a
+ * word, Alt+] / Alt+[ cycle the alternatives returned on an explicit trigger, and snooze hides them.
+ */
+export class InlineProvider implements vscode.InlineCompletionItemProvider {
+  constructor(private readonly deps: ProviderDeps) {}
+
+  async provideInlineCompletionItems(
+    document: vscode.TextDocument,
+    position: vscode.Position,
+    context: vscode.InlineCompletionContext,
+    token: vscode.CancellationToken,
+  ): Promise<vscode.InlineCompletionItem[] | undefined> {
+    const { deps } = this;
+    const service = deps.service();
+    if (!service || !deps.enabled() || !deps.config.enabledFor(document)) return undefined;
+    // While the suggest widget is open, its list owns the cursor.
+    if (context.selectedCompletionInfo) return undefined;
+    const explicit = context.triggerKind === vscode.InlineCompletionTriggerKind.Invoke;
+    const req: CompletionRequest = {
+      doc: documentSource(document),
+      cursor: { line: position.line, character: position.character },
+      languageId: document.languageId,
+      path: vscode.workspace.asRelativePath(document.uri, false),
+      explicit,
+    };
+    const ac = new AbortController();
+    const sub = token.onCancellationRequested(() => ac.abort());
+    try {
+      const peeked = explicit ? null : service.peek(req);
+      if (peeked) return this.items(peeked, position);
+      if (!explicit && !(await sleep(deps.debounce.delay(deps.config.debounceMs(document)), token))) return undefined;
+      const end = deps.status.begin();
+      try {
+        const outcome = await service.complete(req, ac.signal);
+        if (deps.status.current === 'error') deps.status.set('idle');
+        return this.items(outcome, position);
+      } finally {
+        end();
+      }
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : String(err);
+      deps.log.error(`completion failed: ${msg}`);
+      deps.status.set('error', msg);
+      return undefined;
+    } finally {
+      sub.dispose();
+    }
+  }
+
+  private items(o: CompletionOutcome, position: vscode.Position): vscode.InlineCompletionItem[] {
+    this.deps.stats.record(o);
+    this.deps.status.render();
+    if (o.items.length > 0) {
+      this.deps.log.debug(`${o.source} ${o.mode} ${Math.round(o.latencyMs)} ms${o.stats ? `, prefill ${o.stats.prefillTokens}/${o.stats.promptTokens} tokens` : ''}`);
+    }
+    const range = new vscode.Range(position, position);
+    return o.items.map(
+      (text) => new vscode.InlineCompletionItem(text, range, { title: 'Ghostline: accepted', command: 'ghostline.accepted', arguments: [text.length] }),
+    );
+  }
+}
+
+/** Waits `ms`; false if the token was cancelled meanwhile. */
+function sleep(ms: number, token: vscode.CancellationToken): Promise<boolean> {
+  if (ms <= 0) return Promise.resolve(!token.isCancellationRequested);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      sub.dispose();
+      resolve(!token.isCancellationRequested);
+    }, ms);
+    const sub = token.onCancellationRequested(() => {
+      clearTimeout(timer);
+      sub.dispose();
+      resolve(false);
+    });
+  });
+}

@@ -1,0 +1,85 @@
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { CompletionService } from '../completion/completionService';
+import { pickFimTemplate, type FimTemplate } from '../completion/prompt/fimTemplates';
+import type { EngineClient } from '../engine/client';
+import { defaultModelDir } from '../engine/defaultModel';
+import type { ModelInfo } from '../engine/types';
+import type { Config } from './config';
+import type { StatusBar } from './statusBar';
+
+/**
+ * Loads the configured model into the worker (the worker frees the previous session), keeps the FIM
+ * template and the completion service that goes with it, and warms the cache at the cursor.
+ */
+export class ModelLoader {
+  info: ModelInfo | null = null;
+  service: CompletionService | null = null;
+  private template: FimTemplate | null = null;
+  private generation = 0;
+
+  constructor(
+    private readonly client: EngineClient,
+    private readonly config: Config,
+    private readonly status: StatusBar,
+    private readonly log: vscode.LogOutputChannel,
+    private readonly extensionPath: string,
+  ) {}
+
+  modelDir(): string {
+    const { path: p } = this.config.model();
+    return p ? path.resolve(p.replace(/^~(?=$|\/)/, process.env.HOME ?? '~')) : defaultModelDir(this.extensionPath);
+  }
+
+  async load(): Promise<boolean> {
+    const gen = ++this.generation;
+    const dir = this.modelDir();
+    const { file } = this.config.model();
+    this.service?.cancelAll();
+    this.status.set('loading', path.basename(dir));
+    this.log.info(`loading model ${dir}${file ? ` (${file})` : ''}`);
+    try {
+      const info = await this.client.load(dir, { threads: this.config.threads(), onnxFile: file || undefined });
+      if (gen !== this.generation) return false; // a newer load superseded this one
+      this.info = info;
+      this.template = pickFimTemplate(info.specialTokens);
+      const ring = this.service?.ring;
+      this.service = new CompletionService(this.client, () => this.template, () => this.config.completion(vscode.window.activeTextEditor?.document));
+      if (ring) for (const c of ring.select(Infinity, '', '')) this.service.ring.add(c.path, c.text.split('\n'));
+      this.log.info(
+        `model ready: ${info.name}, ${path.basename(info.onnxFile)}, ${info.layers} layers, vocab ${info.vocab}, context ${info.contextLength}, ` +
+          `${info.threads} threads, FIM ${this.template?.family ?? 'none (prefix-only prompts)'}`,
+      );
+      this.status.set('idle', info.name);
+      void this.warm();
+      return true;
+    } catch (err) {
+      if (gen !== this.generation) return false;
+      this.info = null;
+      this.service = null;
+      const msg = err instanceof Error ? err.message : String(err);
+      this.log.error(`model failed to load: ${msg}`);
+      this.status.set('error', msg);
+      void vscode.window.showErrorMessage(`Ghostline could not load the model: ${msg}`, 'Select Model', 'Show Log').then((choice) => {
+        if (choice === 'Select Model') void vscode.commands.executeCommand('ghostline.selectModel');
+        if (choice === 'Show Log') this.log.show();
+      });
+      return false;
+    }
+  }
+
+  /** Fills the KV cache with the active editor's context, so the first suggestion only prefills a few tokens. */
+  async warm(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor || !this.info) return;
+    const t0 = performance.now();
+    const text = editor.document.getText(new vscode.Range(new vscode.Position(Math.max(0, editor.selection.active.line - 64), 0), editor.selection.active));
+    if (text.trim() === '') return;
+    try {
+      const r = await this.client.generate(text.slice(-4000), { maxNewTokens: 1 });
+      this.log.info(`warmed: ${r.stats.prefillTokens} tokens in ${Math.round(performance.now() - t0)} ms`);
+    } catch (err) {
+      this.log.warn(`warm-up failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+}
