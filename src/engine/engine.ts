@@ -123,7 +123,11 @@ export class Engine {
     const ctx = this.info.contextLength;
     // Keep room to generate: drop the oldest prompt tokens rather than fail.
     opts.maxNewTokens = Math.min(opts.maxNewTokens, Math.max(1, Math.floor(ctx / 2)));
-    const truncated = Math.max(0, tokens.length + opts.maxNewTokens - ctx);
+    // Dropped in steps of an eighth of the context: while a prompt grows keystroke by keystroke, its start
+    // stays put and the KV cache stays reusable (a one-token shift would invalidate all of it).
+    const overflow = tokens.length + opts.maxNewTokens - ctx;
+    const quantum = Math.max(1, Math.floor(ctx / 8));
+    const truncated = overflow > 0 ? Math.min(tokens.length - 1, Math.ceil(overflow / quantum) * quantum) : 0;
     if (truncated > 0) tokens = tokens.slice(truncated);
 
     const stats: GenerationStats = {

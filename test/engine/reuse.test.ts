@@ -75,3 +75,11 @@ test('a prompt longer than the context keeps its end and still generates', async
   assert.ok(r.stats.promptTokens + 16 <= engine.info.contextLength);
   assert.ok(r.stats.generatedTokens > 0);
 });
+
+test('a prompt over the context, growing by one character, still reuses the cache', async () => {
+  const long = 'value = compute(1)\n'.repeat(150);
+  await engine.generate(long, { maxNewTokens: 8 });
+  const r = await engine.generate(long + 'v', { maxNewTokens: 8 });
+  assert.ok(r.stats.truncatedTokens > 0);
+  assert.ok(r.stats.prefillTokens <= 3, `prefilled ${r.stats.prefillTokens}`);
+});

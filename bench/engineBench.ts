@@ -1,0 +1,78 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Engine } from '../src/engine/engine';
+import { median, percentile, round } from './stats';
+
+export interface EngineBenchResult {
+  model: string;
+  threads: number;
+  prefill_tokens_per_s: number;
+  prefill_tokens: number;
+  decode_ms_per_token_p50: number;
+  decode_ms_per_token_spread: [number, number];
+  typing: { keystrokes: number; median_prefill_tokens: number; p95_prefill_tokens: number; reused_share: number; median_total_ms: number; p95_total_ms: number };
+}
+
+/**
+ * Engine-level numbers: cold prefill throughput, decode time per token, and a scripted typing sequence
+ * (a real source file typed character by character, the prompt being the text so far) that shows how much
+ * of each prompt the KV cache reuse saves.
+ */
+export async function engineBench(modelDir: string, sourceFile: string, opts: { threads: number; quick: boolean }): Promise<EngineBenchResult> {
+  const engine = await Engine.load(modelDir, { threads: opts.threads });
+  try {
+    const source = fs.readFileSync(sourceFile, 'utf8');
+    const ctx = engine.info.contextLength;
+    // Cold prefill of a prompt filling about half the context.
+    const ids = engine.tokenize(source);
+    const target = Math.min(ids.length, Math.floor(ctx / 2));
+    const prompt = engine.tokenizer.decode(ids.slice(0, target));
+    const prefill: number[] = [];
+    for (let i = 0; i < (opts.quick ? 3 : 7); i++) {
+      engine.resetCache();
+      const r = await engine.generate(prompt, { maxNewTokens: 1 });
+      prefill.push(r.stats.prefillTokens / (r.stats.prefillMs / 1000));
+    }
+    // Decode: greedy, fixed token count.
+    const decode: number[] = [];
+    for (let i = 0; i < (opts.quick ? 3 : 7); i++) {
+      const r = await engine.generate(prompt, { maxNewTokens: 64, stopOnSpecialTokens: false, repetitionPenalty: 1.3 });
+      if (r.stats.generatedTokens > 1) decode.push(r.stats.decodeMs / r.stats.generatedTokens);
+    }
+    // Typing: a window of the file typed one character at a time.
+    const start = Math.floor(source.length / 3);
+    const typed = source.slice(start, start + (opts.quick ? 150 : 600));
+    const head = source.slice(Math.max(0, start - 2500), start);
+    engine.resetCache();
+    const prefills: number[] = [];
+    const totals: number[] = [];
+    let reused = 0;
+    let promptTokens = 0;
+    for (let i = 1; i <= typed.length; i++) {
+      const r = await engine.generate(head + typed.slice(0, i), { maxNewTokens: 8, maxLines: 1 });
+      if (i === 1) continue; // the first request fills the cache
+      prefills.push(r.stats.prefillTokens);
+      totals.push(r.stats.totalMs);
+      reused += r.stats.reusedTokens;
+      promptTokens += r.stats.promptTokens;
+    }
+    return {
+      model: path.basename(modelDir),
+      threads: engine.info.threads,
+      prefill_tokens_per_s: round(median(prefill), 0),
+      prefill_tokens: target,
+      decode_ms_per_token_p50: round(median(decode)),
+      decode_ms_per_token_spread: [round(Math.min(...decode)), round(Math.max(...decode))],
+      typing: {
+        keystrokes: prefills.length,
+        median_prefill_tokens: median(prefills),
+        p95_prefill_tokens: percentile(prefills, 95),
+        reused_share: round(reused / promptTokens, 4),
+        median_total_ms: round(median(totals)),
+        p95_total_ms: round(percentile(totals, 95)),
+      },
+    };
+  } finally {
+    await engine.dispose();
+  }
+}

@@ -1,0 +1,200 @@
+#!/usr/bin/env node
+// End-to-end check through the real UI: code-server + headless Chromium, this repository loaded as the
+// extension under development, a copy of media/sample-workspace/ as the workspace.
+//   1. wait for the workbench and for the extension host to activate ghostline.ghostline
+//   2. open a new Python file, type `def fibonacci(n):` + Enter
+//   3. wait for ghost text (.ghost-text-decoration), screenshot it, press Tab
+//   4. save, and check on disk that the file contains the accepted text
+// Not a `node --test` file (no .test.js suffix): run it with `node test/e2e/browser.e2e.js`.
+// Options: --no-ghost   stop after typing (checks launch, activation, open, type; for use without a provider)
+//          --headed     show the browser (needs a display)
+//          --probe      load test/e2e/probe-extension (fixed suggestion) instead of this repository: checks the
+//                       test machinery itself
+// Env: GHOSTLINE_E2E_GHOST_TIMEOUT_MS (default 60000): how long to wait for ghost text (the first request
+//      also loads the model).
+// Exit code 0/1. Screenshots in test-results/.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const cs = require('../../scripts/code-server');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const RESULTS = path.join(ROOT, 'test-results');
+const args = process.argv.slice(2);
+const probe = args.includes('--probe');
+const EXTENSION_PATH = probe ? path.join(__dirname, 'probe-extension') : ROOT;
+const EXTENSION_ID = probe ? 'ghostline-e2e.probe' : 'ghostline.ghostline';
+const FILE = 'ghost_e2e.py';
+const HEADER = '"""End-to-end check file for Ghostline."""\n\n\n';
+const TYPED = 'def fibonacci(n):';
+const GHOST_SELECTOR = '.monaco-editor .ghost-text-decoration, .monaco-editor .ghost-text';
+
+const expectGhost = !args.includes('--no-ghost');
+const headless = !args.includes('--headed');
+const ghostTimeout = Number(process.env.GHOSTLINE_E2E_GHOST_TIMEOUT_MS) || 60_000;
+
+const t0 = Date.now();
+const timings = {};
+function mark(name) {
+  timings[name] = Date.now() - t0;
+  console.log(`[e2e] ${(timings[name] / 1000).toFixed(1).padStart(5)} s  ${name}`);
+}
+
+function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+async function pollFile(file, predicate, timeoutMs) {
+  const end = Date.now() + timeoutMs;
+  let text = '';
+  for (;;) {
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      text = '';
+    }
+    if (predicate(text)) return text;
+    if (Date.now() > end) return null;
+    await sleep(100);
+  }
+}
+
+function nbsp(s) {
+  return s.replace(/\u00a0/g, ' ');
+}
+
+async function ghostText(page) {
+  const r = await page.evaluate(() => {
+    const inline = [...document.querySelectorAll('.monaco-editor .ghost-text-decoration')].map((e) => e.textContent).join('');
+    // Multi-line parts: token spans .ghost-text, one container (a view-zone line) per line.
+    const containers = [];
+    for (const span of document.querySelectorAll('.monaco-editor .ghost-text')) {
+      const c = span.closest('.view-line') || span.parentElement;
+      if (!containers.includes(c)) containers.push(c);
+    }
+    const blocks = containers.map((c) => [...c.querySelectorAll('.ghost-text')].map((e) => e.textContent).join('')).join('\n');
+    const html = [...document.querySelectorAll('.monaco-editor .ghost-text')].map((e) => e.outerHTML).join('\n');
+    return { inline, blocks, html };
+  });
+  if (process.env.GHOSTLINE_E2E_DEBUG) console.log(r.html);
+  return { inline: nbsp(r.inline), blocks: nbsp(r.blocks) };
+}
+
+async function openFile(page, name) {
+  const row = page.locator(`.explorer-folders-view .monaco-list-row[aria-label="${name}"]`);
+  try {
+    await row.waitFor({ timeout: 15_000 });
+    await row.dblclick();
+  } catch {
+    // Fall back to Quick Open.
+    await page.keyboard.press('Control+P');
+    await page.keyboard.type(name);
+    await sleep(500);
+    await page.keyboard.press('Enter');
+  }
+  await page.locator(`.tab[aria-label*="${name}"], .tab[data-resource-name="${name}"]`).first().waitFor({ timeout: 15_000 });
+  await page.locator('.editor-instance .monaco-editor textarea, .editor-instance .monaco-editor .native-edit-context').first()
+    .waitFor({ state: 'attached', timeout: 15_000 });
+}
+
+async function main() {
+  fs.mkdirSync(RESULTS, { recursive: true });
+  for (const f of ['e2e-ghost-text.png', 'e2e-accepted.png', 'e2e-failure.png']) fs.rmSync(path.join(RESULTS, f), { force: true });
+
+  const server = await cs.startCodeServer({
+    label: 'e2e',
+    quiet: true,
+    settings: {
+      // Keep the typed text exactly as typed.
+      'editor.autoClosingBrackets': 'never',
+      'editor.autoClosingQuotes': 'never',
+      'editor.formatOnType': false,
+      'workbench.editor.enablePreview': false,
+    },
+  });
+  mark(`code-server up (${server.url}, run folder ${path.relative(ROOT, server.runDir)})`);
+  const workspace = path.join(server.runDir, 'workspace');
+  fs.cpSync(path.join(ROOT, 'media', 'sample-workspace'), workspace, { recursive: true });
+  const target = path.join(workspace, FILE);
+  fs.writeFileSync(target, HEADER);
+
+  let context;
+  let page;
+  try {
+    ({ context, page } = await cs.openBrowser({ runDir: server.runDir, tmpDir: server.tmpDir, headless }));
+    const consoleLog = fs.createWriteStream(path.join(server.runDir, 'browser-console.log'));
+    page.on('console', (m) => consoleLog.write(`${m.type()}: ${m.text()}\n`));
+    page.on('pageerror', (err) => consoleLog.write(`pageerror: ${err.stack || err}\n`));
+    mark('browser launched');
+    await page.goto(server.workbenchUrl({ folder: workspace, extensionDevelopmentPath: EXTENSION_PATH }));
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
+    mark('workbench ready');
+    await server.waitForActivation(EXTENSION_ID, { timeoutMs: 90_000 });
+    mark(`${EXTENSION_ID} activated`);
+
+    await openFile(page, FILE);
+    mark(`${FILE} open`);
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type(TYPED, { delay: 20 });
+    await page.keyboard.press('Enter');
+    mark(`typed "${TYPED}" + Enter`);
+    // Monaco renders spaces as U+00A0.
+    const lines = (await page.locator('.editor-instance .monaco-editor .view-line').allInnerTexts()).map(nbsp);
+    if (!lines.some((l) => l.includes(TYPED))) throw new Error(`typed text not in the editor; lines: ${JSON.stringify(lines)}`);
+
+    if (!expectGhost) {
+      await page.screenshot({ path: path.join(RESULTS, 'e2e-ghost-text.png') });
+      mark('--no-ghost: stopping before waiting for ghost text');
+      return 0;
+    }
+
+    // Wait for the provider; after a while also ask for a suggestion explicitly (Alt+\).
+    const ghost = page.locator(GHOST_SELECTOR).first();
+    try {
+      await ghost.waitFor({ state: 'visible', timeout: Math.min(10_000, ghostTimeout) });
+    } catch {
+      await page.keyboard.press('Alt+Backslash');
+      await ghost.waitFor({ state: 'visible', timeout: Math.max(1000, ghostTimeout - 10_000) });
+    }
+    await sleep(300); // let a streaming suggestion settle before reading it
+    const shown = await ghostText(page);
+    mark(`ghost text shown: ${JSON.stringify(shown.inline)}${shown.blocks ? ` + lines ${JSON.stringify(shown.blocks)}` : ''}`);
+    await page.screenshot({ path: path.join(RESULTS, 'e2e-ghost-text.png') });
+
+    await page.keyboard.press('Tab');
+    await page.locator(GHOST_SELECTOR).first().waitFor({ state: 'detached', timeout: 5000 }).catch(() => {});
+    await page.keyboard.press('Control+S');
+    const firstPiece = (shown.inline || shown.blocks).split('\n').map((l) => l.trim()).find((l) => l.length > 0) || '';
+    const saved = await pollFile(target, (t) => t.includes(TYPED) && t.length > HEADER.length + TYPED.length + 1 &&
+      (!firstPiece || t.includes(firstPiece)), 10_000);
+    await page.screenshot({ path: path.join(RESULTS, 'e2e-accepted.png') });
+    if (!saved) {
+      const now = fs.existsSync(target) ? fs.readFileSync(target, 'utf8') : '(missing)';
+      throw new Error(`accepted text not on disk; expected to find ${JSON.stringify(firstPiece)} after Tab; file:\n${now}`);
+    }
+    mark('accepted with Tab, saved, and found on disk');
+    console.log(`[e2e] file after accept:\n${saved.slice(HEADER.length).replace(/^/gm, '    ')}`);
+    return 0;
+  } catch (err) {
+    console.error(`[e2e] FAILED: ${err && err.message ? err.message : err}`);
+    if (page) await page.screenshot({ path: path.join(RESULTS, 'e2e-failure.png') }).catch(() => {});
+    console.error(`[e2e] logs: ${server.runDir} (code-server.log, user-data/logs, browser-console.log); screenshot test-results/e2e-failure.png`);
+    return 1;
+  } finally {
+    if (context) await context.close().catch(() => {});
+    await server.stop();
+    fs.writeFileSync(path.join(RESULTS, 'e2e-timings.json'), JSON.stringify(timings, null, 2) + '\n');
+  }
+}
+
+main().then(
+  (code) => {
+    console.log(`[e2e] ${code === 0 ? 'PASSED' : 'FAILED'} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    process.exit(code);
+  },
+  (err) => {
+    console.error(`[e2e] ERROR: ${err && err.stack ? err.stack : err}`);
+    process.exit(1);
+  },
+);

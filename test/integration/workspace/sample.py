@@ -1,0 +1,5 @@
+def add(a, b):
+    return a + b
+
+
+def fibonacci(n):
