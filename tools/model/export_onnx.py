@@ -77,7 +77,17 @@ def export(model: LlamaForCausalLM, path: str, opset: int = 17) -> None:
                           dynamic_axes=dyn, opset_version=opset, do_constant_folding=True)
     import onnx
     m = onnx.load(path)
+    # initializer names from the wrapper ("m.model.layers.0...") -> HF names ("model.layers.0...")
+    ren = {i.name: i.name[2:] for i in m.graph.initializer if i.name.startswith("m.")}
+    for i in m.graph.initializer:
+        if i.name in ren:
+            i.name = ren[i.name]
+    for n in m.graph.node:
+        for j, x in enumerate(n.input):
+            if x in ren:
+                n.input[j] = ren[x]
     onnx.checker.check_model(m)
+    onnx.save(m, path)
 
 
 def write_folder_files(model: LlamaForCausalLM, folder: str, extra_config: dict | None = None,

@@ -1,0 +1,207 @@
+"""Write models/<name>/README.md (model card) from the training log, export.json and the licence manifest.
+
+The quality section (rest-of-line exact match / edit similarity) is filled by `npm run eval:quality`; this
+script keeps whatever is between the QUALITY markers of an existing README.
+
+usage: /usr/bin/python3 tools/model/model_card.py --run tools/model/runs/r1 --model models/ghostline-code-small
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+
+BEGIN, END = "<!-- QUALITY:BEGIN -->", "<!-- QUALITY:END -->"
+PLACEHOLDER = """## Quality on held-out packages
+
+**Placeholder: to be filled from `npm run eval:quality`** (engine end to end, greedy, on
+`tools/model/eval/heldout.jsonl`: rest-of-line exact match and edit similarity at random cursor positions,
+with the code after the cursor given as FIM suffix and without it), and its speed in Ghostline
+(prefill tokens/s, ms per token)."""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--run", required=True)
+    ap.add_argument("--model", required=True)
+    a = ap.parse_args()
+    events = [json.loads(line) for line in open(os.path.join(a.run, "train.log"))]
+    start = next(e for e in events if e["event"] == "start")
+    evals = [e for e in events if e["event"] == "eval"]
+    trains = [e for e in events if e["event"] == "train"]
+    exp = json.load(open(os.path.join(a.run, "export.json")))
+    man = json.load(open(os.path.join(a.model, "licences.json")))
+    cfg = json.load(open(os.path.join(a.model, "config.json")))
+    best = min(evals, key=lambda e: e["val_loss"])
+    last_train = trains[-1]
+    used = [p for p in man["packages"] if p.get("used")]
+    by_lic = {}
+    for p in used:
+        by_lic.setdefault(p["licence"], [0, 0])
+        by_lic[p["licence"]][0] += 1
+        by_lic[p["licence"]][1] += p["bytes"]
+    src_bytes = {}
+    for p in used:
+        k = (p["split"], "Python (Debian)" if p["source"] == "debian" else "JavaScript/TypeScript (npm)")
+        src_bytes[k] = src_bytes.get(k, 0) + p["bytes"]
+    name = os.path.basename(a.model.rstrip("/"))
+    onnx_files = sorted(os.listdir(os.path.join(a.model, "onnx")))
+    sizes = {f: os.path.getsize(os.path.join(a.model, f)) for f in os.listdir(a.model)
+             if os.path.isfile(os.path.join(a.model, f))}
+    total = sum(sizes.values()) + sum(os.path.getsize(os.path.join(a.model, "onnx", f)) for f in onnx_files)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    s = man["summary"]
+    old = ""
+    readme = os.path.join(a.model, "README.md")
+    if os.path.exists(readme):
+        m = re.search(re.escape(BEGIN) + r"(.*?)" + re.escape(END), open(readme).read(), re.S)
+        if m:
+            old = m.group(1).strip()
+    quality = old or PLACEHOLDER
+    q = exp
+    lines = []
+    w = lines.append
+    w(f"# {name}")
+    w("")
+    w("Ghostline's built-in code completion model: a small Llama-architecture decoder trained from scratch on "
+      "permissively licensed Python, JavaScript and TypeScript, with fill-in-the-middle (FIM). It is tiny "
+      "(a few million parameters, trained for under two hours on two CPU cores), so expect short, "
+      "syntax-shaped completions, not reasoning. Bigger models (Qwen2.5-Coder, SmolLM2, ...) can be "
+      "selected in Ghostline's settings.")
+    w("")
+    w("## Files")
+    w("")
+    w("| file | bytes |")
+    w("|---|---|")
+    for f in sorted(sizes):
+        w(f"| `{f}` | {sizes[f]:,} |")
+    for f in onnx_files:
+        w(f"| `onnx/{f}` | {os.path.getsize(os.path.join(a.model, 'onnx', f)):,} |")
+    w(f"| **total** | **{total:,}** |")
+    w("")
+    w(f"`model.safetensors` holds the weights in bf16 with Hugging Face Llama tensor names (`lm_head` tied to "
+      f"`model.embed_tokens`), so `transformers` `LlamaForCausalLM.from_pretrained` can load the folder. "
+      f"`licences.json` lists every source package with its version, licence, file count and bytes.")
+    w("")
+    w("## Prompt format")
+    w("")
+    w("- Plain left-to-right completion: the code before the cursor.")
+    w("- Fill-in-the-middle (StarCoder tokens): `<fim_prefix>{before}<fim_suffix>{after}<fim_middle>`; the model "
+      "writes the middle and ends it with `<|endoftext|>` (id "
+      f"{cfg['eos_token_id']}). It was also trained on the SPM order "
+      "`<fim_prefix><fim_suffix>{after}<fim_middle>{before}`.")
+    w(f"- Trained context: {cfg['max_position_embeddings']} tokens (prefix, suffix and middle together); "
+      "longer prompts must be cut (keep the end of the prefix and the start of the suffix).")
+    w(f"- Tokenizer: byte-level BPE, {cfg['vocab_size']} tokens, trained on a 10 MB sample of the training "
+      f"corpus; {q['bytes_per_token']:.2f} bytes/token on the held-out packages. Special tokens "
+      "`<|endoftext|>` (0), `<fim_prefix>` (1), `<fim_middle>` (2), `<fim_suffix>` (3), `<file_sep>` (4).")
+    w("")
+    w("## Architecture")
+    w("")
+    w(f"Llama: {cfg['num_hidden_layers']} layers, hidden {cfg['hidden_size']}, {cfg['num_attention_heads']} "
+      f"attention heads of {cfg['head_dim']} with {cfg['num_key_value_heads']} KV heads (grouped-query), SwiGLU "
+      f"MLP {cfg['intermediate_size']}, RMSNorm, RoPE (theta {cfg['rope_theta']:g}), tied input/output "
+      f"embeddings, vocabulary {cfg['vocab_size']}. **{start['params'] / 1e6:.2f}M parameters.** KV cache: "
+      f"{cfg['num_hidden_layers'] * 2 * cfg['num_key_value_heads'] * cfg['head_dim'] * 4 / 1024:.0f} KB per "
+      "token in fp32.")
+    w("")
+    w("ONNX contract: inputs `input_ids`, `attention_mask`, `position_ids` (int64), `past_key_values.{i}.key/value` "
+      "(float32 [batch, kv_heads, past, head_dim]), `num_logits_to_keep` (int64 scalar; logits of the last N "
+      "positions, 0 = all); outputs `logits` [batch, N, vocab], `present.{i}.key/value`. Opset 17.")
+    w("")
+    w("## Data")
+    w("")
+    w(f"{s['train_files']:,} training files ({s['train_bytes'] / 1e6:.1f} MB, "
+      f"{start['train_tokens_available'] / 1e6:.1f}M tokens) and {s['valid_files']} held-out files "
+      f"({s['valid_bytes'] / 1e6:.1f} MB) from {len(used)} source packages:")
+    w("")
+    for (split, src), b in sorted(src_bytes.items()):
+        w(f"- {split}: {src}: {b / 1e6:.1f} MB")
+    w("")
+    w("- Python: Debian's Python 3.11 standard library (PSF-2.0) and Debian `python3-*` packages whose "
+      "`Files: *` licence in `/usr/share/doc/<package>/copyright` is permissive (BSD, MIT/Expat, Apache-2.0, "
+      "PSF...); packages under GPL, LGPL or MPL were left out, and so were vendored folders.")
+    w("- JavaScript/TypeScript: npm packages (and their dependencies) under MIT, ISC, BSD, Apache-2.0 and "
+      "similar licences according to their `package.json`; sources preferred over build output.")
+    w("- Dropped: minified, generated, data-like and vendored files, files over 200 KB, exact duplicates; "
+      "at most 3 MB per npm package, 6-8 MB per Debian package.")
+    w(f"- Held out for validation and the quality eval (whole packages): {', '.join(sorted(set(s['heldout_packages'])))}.")
+    w("")
+    w("| licence | packages | bytes |")
+    w("|---|---|---|")
+    for lic, (n, b) in sorted(by_lic.items(), key=lambda x: -x[1][1]):
+        w(f"| {lic} | {n} | {b:,} |")
+    w("")
+    w("## Training")
+    w("")
+    w(f"From scratch, {exp['minutes']:.0f} minutes on 2 shared CPU cores (PyTorch 1.13 bf16 autocast, "
+      f"OpenBLAS), {exp['step']:,} steps of {start['args']['batch']} x {start['args']['seq_len']} tokens: "
+      f"**{exp['tokens'] / 1e6:.1f}M tokens seen** (about {exp['tokens'] / start['train_tokens_available']:.2f} "
+      f"epochs). AdamW (betas 0.9/0.95, weight decay 0.1), peak learning rate {start['args']['lr']}, "
+      f"{start['args']['warmup_steps']} warmup steps then cosine decay to {start['args']['min_lr']} over the "
+      f"time budget. FIM on {start['args']['fim_rate']:.0%} of the rows (PSM and SPM {start['args']['spm_rate']:.0%}/"
+      f"{1 - start['args']['spm_rate']:.0%}): half of the FIM cursors inside a line with the rest of the line "
+      "(sometimes a few more lines) as the middle, the others random spans; prefix up to 1500 and suffix up to "
+      "500 characters. Documents are packed and separated by `<|endoftext|>`. Shipped checkpoint: "
+      f"`{exp['checkpoint']}` (lowest validation loss). Training code: `tools/model/` (commit {commit}); log: "
+      f"`tools/model/runs/{os.path.basename(a.run.rstrip('/'))}/train.log`.")
+    w("")
+    w("## Validation loss (held-out packages)")
+    w("")
+    w(f"From the training log at the shipped checkpoint (step {best['step']}, {best['tokens'] / 1e6:.1f}M tokens): "
+      f"**{best['val_bpb']:.3f} bits per byte** ({best['val_loss']:.3f} nats/token at "
+      f"{best['val_bytes_per_token']:.2f} bytes/token) on {start['args']['val_rows']} rows of "
+      f"{start['args']['seq_len']} tokens of plain code; FIM middle (rest-of-line style samples, PSM): "
+      f"{best['fim_middle_loss']:.3f} nats/token, {best['fim_middle_bpb']:.3f} bits/byte.")
+    w("")
+    w("| minutes | tokens | val bits/byte | FIM middle nats/token |")
+    w("|---|---|---|---|")
+    for e in evals:
+        w(f"| {e['minutes']:.0f} | {e['tokens'] / 1e6:.1f}M | {e['val_bpb']:.3f} | {e['fim_middle_loss']:.3f} |")
+    w("")
+    w("## Quantization")
+    w("")
+    w(f"Weight-only, with `tools/model/quantize.py`: linear layers and the tied output projection as "
+      f"`com.microsoft` `MatMulNBits` (block 32, asymmetric), the embedding table as int8 rows. Measured in "
+      f"onnxruntime-node on {q['eval_tokens']:,} held-out tokens (2 threads, rough speed on a busy 2-core "
+      "machine):")
+    w("")
+    w("| variant | file bytes | nats/token | bits/byte | prefill 200 tokens | decode |")
+    w("|---|---|---|---|---|---|")
+    w(f"| PyTorch fp32 | | {q['torch_fp32']['nll']:.4f} | {q['torch_fp32']['bpb']:.4f} | | |")
+    for n in ("fp32", "int8", "q4"):
+        v = q[n]
+        w(f"| ONNX {n} | {v['bytes']:,} | {v['nll']:.4f} | {v['bpb']:.4f} | {v['prefill_ms_200']:.1f} ms | "
+          f"{v['decode_ms_per_token']:.2f} ms/token |")
+    w("")
+    w(f"Shipped: **{q['chosen']}** (`onnx/{onnx_files[0]}`): "
+      + ("the fp32 file alone would not fit the 25 MB budget of the folder; " if q['fp32']['bytes'] > 20e6 else "")
+      + f"int8 costs {q['int8']['nll'] - q['fp32']['nll']:+.4f} nats/token against fp32, int4 "
+      f"{q['q4']['nll'] - q['fp32']['nll']:+.4f}.")
+    w("")
+    w(BEGIN)
+    w(quality)
+    w(END)
+    w("")
+    w("## Greedy samples (shipped ONNX file, temperature 0)")
+    w("")
+    for g in exp.get("greedy", []):
+        w("```")
+        w(g["prompt"].replace("<CURSOR>", "█") + "⟨" + g["completion"] + "⟩")
+        w("```")
+    w("")
+    w("## Limitations")
+    w("")
+    w("Tiny model: often wrong beyond the next few tokens, no knowledge of libraries beyond what appears in the "
+      "training packages, English-centric identifiers, Python/JS/TS only. Trained on 512-token windows. "
+      "Licences of the training data are permissive, but completions may reproduce snippets of the training "
+      "code; `licences.json` lists the sources.")
+    with open(readme, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"wrote {readme}")
+
+
+if __name__ == "__main__":
+    main()
