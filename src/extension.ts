@@ -13,7 +13,15 @@ import { StatusBar } from './vscode/statusBar';
 let client: EngineClient | null = null;
 
 /** Wires the editor to the engine: everything here is a thin adapter over src/engine and src/completion. */
-export function activate(context: vscode.ExtensionContext): { loader: ModelLoader; client: EngineClient; stats: SessionStats } {
+export interface GhostlineApi {
+  loader: ModelLoader;
+  client: EngineClient;
+  stats: SessionStats;
+  status: StatusBar;
+  config: Config;
+}
+
+export function activate(context: vscode.ExtensionContext): GhostlineApi {
   const log = vscode.window.createOutputChannel('Ghostline', { log: true });
   const stats = new SessionStats();
   const status = new StatusBar(stats);
@@ -59,7 +67,7 @@ export function activate(context: vscode.ExtensionContext): { loader: ModelLoade
     if (!enabled.value) status.set('disabled');
   });
   // The API returned to tests (and other extensions): read-only handles, no extra behaviour.
-  return { loader, client: engine, stats };
+  return { loader, client: engine, stats, status, config };
 }
 
 export async function deactivate(): Promise<void> {

@@ -10,6 +10,8 @@ import type { GeneratePreset } from '../completion/presets';
  */
 export class Config {
   private readonly reported = new Set<string>();
+  /** Every problem reported this session, in order (for "Show Log" and tests). */
+  readonly problems: string[] = [];
 
   constructor(private readonly log: vscode.LogOutputChannel) {}
 
@@ -95,6 +97,7 @@ export class Config {
   private report(problem: string): void {
     if (this.reported.has(problem)) return;
     this.reported.add(problem);
+    this.problems.push(problem);
     this.log.warn(problem);
     void vscode.window.showWarningMessage(`Ghostline: ${problem}`);
   }

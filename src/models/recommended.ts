@@ -1,0 +1,201 @@
+/**
+ * Curated models Ghostline can download, and the choice of files for any other repo.
+ *
+ * Sources: the public file listings of these repos on huggingface.co as stored in our reference index
+ * (no internet here). Revisions are "main" except where a full commit hash was visible in a listing:
+ * pin the others to a commit once someone can query the hub (`/api/models/{repo}` gives `sha`).
+ * Sizes are the listed sizes of the chosen files (approximate; the hub's X-Linked-Size is what counts).
+ */
+
+export interface ModelFile {
+  /** Path inside the repo, e.g. `onnx/model_quantized.onnx`. */
+  path: string;
+  /** A missing optional file (404) is skipped instead of failing the download. */
+  optional?: boolean;
+}
+
+export interface RecommendedModel {
+  repo: string;
+  revision: string;
+  /** Short name for pickers. */
+  label: string;
+  files: ModelFile[];
+  /** Approximate total download in bytes. */
+  approxBytes: number;
+  license: string;
+  /** What it is good for, one sentence. */
+  description: string;
+  /** FIM (fill-in-the-middle) support: completion with the text after the cursor. */
+  fim: boolean;
+  /**
+   * 'listed': the file names were seen in the repo's public listing; 'unverified': inferred (see the comment
+   * on the entry), the download fails with a clear 404 if a name is wrong.
+   */
+  verified: 'listed' | 'unverified';
+}
+
+/** The tokenizer and config files every model folder needs (generation_config.json is optional). */
+export function commonFiles(): ModelFile[] {
+  return [
+    { path: 'config.json' },
+    { path: 'generation_config.json', optional: true },
+    { path: 'tokenizer.json' },
+    { path: 'tokenizer_config.json' },
+  ];
+}
+
+const MB = 1_000_000;
+
+export const RECOMMENDED_MODELS: readonly RecommendedModel[] = [
+  {
+    // Listing seen (onnx/ at commit cdfe1d2, Nov 2024): model.onnx + .onnx_data (fp32), model_fp16, model_int8,
+    // model_q4 (862 MB: int4 MatMuls, fp32 embeddings), model_q4f16, model_quantized (639 MB, int8), model_uint8,
+    // model_bnb4. int8 is the smallest CPU format here. Only short commit ids were visible: revision "main".
+    repo: 'onnx-community/Qwen2.5-Coder-0.5B-Instruct',
+    revision: 'main',
+    label: 'Qwen2.5-Coder 0.5B Instruct (int8)',
+    files: [...commonFiles(), { path: 'onnx/model_quantized.onnx' }],
+    approxBytes: 639 * MB + 8 * MB,
+    license: 'Apache-2.0',
+    description: 'Best quality for its size on a laptop CPU; Qwen FIM tokens and repo-level context. Instruct-tuned (no ONNX export of the 0.5B base model was found).',
+    fim: true,
+    verified: 'listed',
+  },
+  {
+    // Listing seen at this full commit: onnx/model_quantized.onnx 1.58 GB (int8), model_q4.onnx 1.79 GB,
+    // model.onnx + model.onnx_data 6.21 GB (fp32). The base model: FIM as trained.
+    repo: 'onnx-community/Qwen2.5-Coder-1.5B',
+    revision: '3fbe71c1c9eae153ace80edc90f92ac5b5069457',
+    label: 'Qwen2.5-Coder 1.5B base (int8)',
+    files: [...commonFiles(), { path: 'onnx/model_quantized.onnx' }],
+    approxBytes: 1580 * MB + 8 * MB,
+    license: 'Apache-2.0',
+    description: 'Base code model with fill-in-the-middle and repo-level tokens: better completions, about 3x slower than the 0.5B. Needs 8+ GB RAM.',
+    fim: true,
+    verified: 'listed',
+  },
+  {
+    // Listing seen (onnx/ on main): model.onnx 654 MB, model_fp16 327 MB, model_q4 200 MB, model_q4f16 134 MB.
+    // No int8 file in this repo. The ONNX files live in the official repo, not onnx-community.
+    repo: 'HuggingFaceTB/SmolLM2-135M-Instruct',
+    revision: 'main',
+    label: 'SmolLM2 135M Instruct (q4)',
+    files: [...commonFiles(), { path: 'onnx/model_q4.onnx' }],
+    approxBytes: 200 * MB + 3 * MB,
+    license: 'Apache-2.0',
+    description: 'Tiny and fast general model trained with a lot of code; StarCoder-style FIM tokens in its vocabulary. For slow machines.',
+    fim: false,
+    verified: 'listed',
+  },
+  {
+    // Listing seen (onnx/ on main): model.onnx + .onnx_data 5.39 GB, model_int8 / model_quantized 1.35 GB,
+    // model_q4 1.07 GB, model_q4f16 853 MB, model_bnb4 985 MB.
+    repo: 'onnx-community/deepseek-coder-1.3b-instruct-ONNX',
+    revision: 'main',
+    label: 'DeepSeek-Coder 1.3B Instruct (q4)',
+    files: [...commonFiles(), { path: 'onnx/model_q4.onnx' }],
+    approxBytes: 1070 * MB + 3 * MB,
+    license: 'DeepSeek License (commercial use allowed, use-based restrictions)',
+    description: 'Code model with DeepSeek FIM tokens; full multi-head KV cache (large memory per token). Instruct-tuned.',
+    fim: true,
+    verified: 'listed',
+  },
+  {
+    // UNVERIFIED file name: the repo's top level was seen (config.json, tokenizer.json, tokenizer_config.json,
+    // generation_config.json, onnx/, 6.77 GB in all) but not its onnx/ listing. The same author's
+    // deepseek-coder-1.3b-instruct export of the same date has decoder_model_merged.onnx(+_data) and
+    // decoder_model_merged_quantized.onnx (1.36 GB), and the totals match, so we assume the same names here.
+    repo: 'Xenova/deepseek-coder-1.3b-base',
+    revision: 'main',
+    label: 'DeepSeek-Coder 1.3B base (int8, merged decoder)',
+    files: [...commonFiles(), { path: 'onnx/decoder_model_merged_quantized.onnx' }],
+    approxBytes: 1360 * MB + 2 * MB,
+    license: 'DeepSeek License (commercial use allowed, use-based restrictions)',
+    description: 'Base code model trained for fill-in-the-middle; an older Optimum merged-decoder export (use_cache_branch).',
+    fim: true,
+    verified: 'unverified',
+  },
+  // StarCoder2: no ONNX export of a real StarCoder2 checkpoint was found (only Xenova/tiny-random-Starcoder2ForCausalLM,
+  // random weights). Xenova/tiny_starcoder_py (164M, Python only) has old gpt_bigcode exports with a fused
+  // `key_value` cache in its decoder_model_* files; users can still enter any repo id.
+];
+
+export function findRecommended(repo: string): RecommendedModel | undefined {
+  return RECOMMENDED_MODELS.find((m) => m.repo.toLowerCase() === repo.toLowerCase());
+}
+
+/**
+ * Preference for the ONNX file of an arbitrary repo on CPU: int8 first (fast, small, exact enough),
+ * then int4, then fp32; fp16 variants last (slow on CPU). Within a name, `onnx/` before the root.
+ */
+const ONNX_PREFERENCE = [
+  'model_quantized.onnx',
+  'model_int8.onnx',
+  'model_uint8.onnx',
+  'model_q4.onnx',
+  'decoder_model_merged_quantized.onnx',
+  'model.onnx',
+  'decoder_model_merged.onnx',
+  'model_q4f16.onnx',
+  'model_fp16.onnx',
+  'decoder_model_merged_fp16.onnx',
+];
+
+/** External data files of an ONNX file: `model.onnx_data`, `model.onnx_data_1`, `model.onnx.data`, ... */
+export function externalDataFiles(onnxPath: string, all: readonly string[]): string[] {
+  return all
+    .filter((f) => f.startsWith(`${onnxPath}_data`) || f.startsWith(`${onnxPath}.data`))
+    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+}
+
+/**
+ * The files to fetch for our engine from a repo's file list: config/tokenizer files and one ONNX file
+ * (with its external data). `preferOnnx` picks a given ONNX file instead. Undefined ONNX: the repo has none.
+ */
+export function pickModelFiles(all: readonly string[], preferOnnx?: string): { files: ModelFile[]; onnx?: string; missing: string[] } {
+  const set = new Set(all);
+  const missing = ['config.json', 'tokenizer.json'].filter((f) => !set.has(f));
+  const files: ModelFile[] = [];
+  for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']) {
+    if (set.has(f)) files.push({ path: f, optional: f === 'generation_config.json' });
+  }
+  const onnxFiles = all.filter((f) => f.endsWith('.onnx'));
+  let onnx: string | undefined;
+  if (preferOnnx) onnx = onnxFiles.find((f) => f === preferOnnx || f.endsWith(`/${preferOnnx}`));
+  if (!onnx) {
+    for (const name of ONNX_PREFERENCE) {
+      onnx = onnxFiles.find((f) => f === `onnx/${name}`) ?? onnxFiles.find((f) => f === name);
+      if (onnx) break;
+    }
+  }
+  // Some other decoder export: anything that is not an encoder or a with-past-only half.
+  onnx ??= onnxFiles.find((f) => !/encoder|with_past|vision|embed/i.test(f));
+  if (onnx) {
+    files.push({ path: onnx });
+    for (const d of externalDataFiles(onnx, all)) files.push({ path: d });
+  } else {
+    missing.push('an .onnx file');
+  }
+  return { files, onnx, missing };
+}
+
+/** `owner/name` -> the folder name under `<storage>/models/`. */
+export function modelFolderName(repo: string): string {
+  return repo.replace('/', '--');
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1000) return `${n} B`;
+  if (n < 1e6) return `${(n / 1e3).toFixed(1)} kB`;
+  if (n < 1e9) return `${(n / 1e6).toFixed(n < 1e7 ? 1 : 0)} MB`;
+  return `${(n / 1e9).toFixed(2)} GB`;
+}
+
+export function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return '?';
+  const s = Math.round(seconds);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${s % 60} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}

@@ -1,0 +1,138 @@
+// Ghostline inside a real extension host: inline suggestions on real files, accept, workspace settings,
+// Generate from Selection, the status bar, and the error paths (missing model, killed worker).
+import * as fs from 'fs';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import type { GhostlineApi } from '../../src/extension';
+import { after, assert, before, test, waitFor } from './harness';
+
+let api: GhostlineApi;
+let folder: string;
+
+async function activeApi(): Promise<GhostlineApi> {
+  const ext = vscode.extensions.getExtension<GhostlineApi>('ghostline.ghostline');
+  assert.ok(ext);
+  const exports = ext.isActive ? ext.exports : await ext.activate();
+  return exports;
+}
+
+async function openAt(file: string, text: string, cursorAfter: string): Promise<vscode.TextEditor> {
+  const p = path.join(folder, file);
+  fs.writeFileSync(p, text);
+  const doc = await vscode.workspace.openTextDocument(p);
+  const editor = await vscode.window.showTextDocument(doc);
+  const pos = doc.positionAt(text.indexOf(cursorAfter) + cursorAfter.length);
+  editor.selection = new vscode.Selection(pos, pos);
+  return editor;
+}
+
+/** Triggers inline suggestions and accepts the first; returns what was inserted ('' if none came). */
+async function triggerAndAccept(editor: vscode.TextEditor, tries = 6): Promise<string> {
+  const before = editor.document.getText();
+  for (let i = 0; i < tries; i++) {
+    await vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+    await new Promise((r) => setTimeout(r, 400 + i * 300));
+    await vscode.commands.executeCommand('editor.action.inlineSuggest.commit');
+    const after = editor.document.getText();
+    if (after !== before) return after.length > before.length ? inserted(before, after) : after;
+  }
+  return '';
+}
+
+function inserted(before: string, after: string): string {
+  let i = 0;
+  while (i < before.length && before[i] === after[i]) i++;
+  return after.slice(i, i + after.length - before.length);
+}
+
+async function setWorkspace(key: string, value: unknown): Promise<void> {
+  await vscode.workspace.getConfiguration('ghostline').update(key, value, vscode.ConfigurationTarget.Workspace);
+}
+
+before(async () => {
+  folder = vscode.workspace.workspaceFolders![0].uri.fsPath;
+  api = await activeApi();
+  await waitFor(() => api.loader.info !== null, 'the default model to load', 60_000);
+});
+
+after(async () => {
+  for (const key of ['enable', 'inline.topK', 'modelPath']) await setWorkspace(key, undefined);
+  await vscode.workspace.getConfiguration('ghostline').update('modelPath', undefined, vscode.ConfigurationTarget.Global);
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+});
+
+test('the default model is loaded and the status bar is idle', async () => {
+  assert.ok(api.loader.info);
+  assert.equal(api.loader.info.name, 'ghostline-code-small');
+  await waitFor(() => api.status.current === 'idle', 'status idle', 10_000);
+});
+
+test('an inline suggestion appears on a Python file and Tab-accept inserts it', async () => {
+  const editor = await openAt('fib.py', 'def fibonacci(n):\n    if n <\n', 'if n <');
+  const got = await triggerAndAccept(editor);
+  assert.ok(got.trim().length > 0, 'no suggestion was accepted');
+  assert.ok(editor.document.getText().startsWith('def fibonacci(n):\n    if n <'));
+  assert.ok(api.stats.requests > 0);
+  assert.equal(api.status.current, 'idle', 'never stuck on generating');
+});
+
+test('a TypeScript file gets suggestions too', async () => {
+  const editor = await openAt('add.ts', 'function add(a: number, b: number) {\n  return\n}\n', '  return');
+  const got = await triggerAndAccept(editor);
+  assert.ok(got.length > 0, 'no suggestion was accepted');
+});
+
+test('workspace settings apply without a reload: ghostline.enable false stops suggestions', async () => {
+  await setWorkspace('enable', false);
+  try {
+    const editor = await openAt('off.py', 'import os\n\ndef main():\n    print(\n', 'print(');
+    const requests = api.stats.requests;
+    const got = await triggerAndAccept(editor, 2);
+    assert.equal(got, '');
+    assert.equal(api.stats.requests, requests, 'the provider did not ask the model');
+  } finally {
+    await setWorkspace('enable', undefined);
+  }
+});
+
+test('an invalid workspace setting is reported once, naming the setting, and the default is used', async () => {
+  await setWorkspace('inline.topK', 'lots');
+  try {
+    await waitFor(() => api.config.problems.some((p) => p.startsWith('ghostline.inline.topK must be a number')), 'the problem report', 5_000);
+    const editor = await openAt('bad.py', 'def square(x):\n    return\n', 'return');
+    await triggerAndAccept(editor, 2);
+    assert.equal(api.config.problems.filter((p) => p.startsWith('ghostline.inline.topK')).length, 1, 'reported once');
+  } finally {
+    await setWorkspace('inline.topK', undefined);
+  }
+});
+
+test('Generate from Selection continues the selected code and inserts it after review', async () => {
+  const editor = await openAt('gen.py', 'def greet(name):\n    """Say hello."""\n', '"""Say hello."""');
+  const start = new vscode.Position(0, 0);
+  editor.selection = new vscode.Selection(start, editor.selection.active);
+  const before = editor.document.getText();
+  const inserted = await vscode.commands.executeCommand<string | null>('ghostline.generateFromSelection', { autoAccept: true });
+  assert.ok(inserted && inserted.length > 0, 'nothing generated');
+  await waitFor(() => editor.document.getText() !== before, 'the insertion', 5_000);
+  assert.ok(editor.document.getText().includes(inserted!));
+  assert.equal(api.status.current, 'idle');
+});
+
+test('a killed worker shows an error, and the next request recovers', async () => {
+  await api.client.killWorkerForTest();
+  await waitFor(() => api.status.current === 'error', 'status error after the crash', 5_000);
+  const editor = await openAt('again.py', 'def cube(x):\n    return\n', 'return');
+  const got = await triggerAndAccept(editor);
+  assert.ok(got.length > 0, 'no suggestion after the worker restart');
+  await waitFor(() => api.status.current === 'idle', 'status idle after recovery', 10_000);
+});
+
+test('a missing model folder is a clear error, and switching back recovers', async () => {
+  await vscode.workspace.getConfiguration('ghostline').update('modelPath', path.join(folder, 'no-such-model'), vscode.ConfigurationTarget.Global);
+  await waitFor(() => api.status.current === 'error' && api.loader.info === null, 'status error for the missing model', 20_000);
+  const nothing = await vscode.commands.executeCommand<string | null>('ghostline.generateFromSelection', { autoAccept: true });
+  assert.equal(nothing, null);
+  await vscode.workspace.getConfiguration('ghostline').update('modelPath', undefined, vscode.ConfigurationTarget.Global);
+  await waitFor(() => api.loader.info !== null && api.status.current === 'idle', 'the default model again', 60_000);
+});
