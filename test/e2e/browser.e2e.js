@@ -10,6 +10,8 @@
 //          --headed     show the browser (needs a display)
 //          --probe      load test/e2e/probe-extension (fixed suggestion) instead of this repository: checks the
 //                       test machinery itself
+//          --model <dir> set ghostline.modelPath to this model folder (also GHOSTLINE_E2E_MODEL), e.g.
+//                       test/fixtures/tiny-llama when the shipped model is not there
 // Env: GHOSTLINE_E2E_GHOST_TIMEOUT_MS (default 60000): how long to wait for ghost text (the first request
 //      also loads the model).
 // Exit code 0/1. Screenshots in test-results/.
@@ -32,6 +34,8 @@ const GHOST_SELECTOR = '.monaco-editor .ghost-text-decoration, .monaco-editor .g
 
 const expectGhost = !args.includes('--no-ghost');
 const headless = !args.includes('--headed');
+const modelArg = args.includes('--model') ? args[args.indexOf('--model') + 1] : process.env.GHOSTLINE_E2E_MODEL;
+const modelPath = modelArg ? path.resolve(modelArg) : undefined;
 const ghostTimeout = Number(process.env.GHOSTLINE_E2E_GHOST_TIMEOUT_MS) || 60_000;
 
 const t0 = Date.now();
@@ -111,6 +115,7 @@ async function main() {
       'editor.autoClosingQuotes': 'never',
       'editor.formatOnType': false,
       'workbench.editor.enablePreview': false,
+      ...(modelPath ? { 'ghostline.modelPath': modelPath } : {}),
     },
   });
   mark(`code-server up (${server.url}, run folder ${path.relative(ROOT, server.runDir)})`);
@@ -155,7 +160,13 @@ async function main() {
       await ghost.waitFor({ state: 'visible', timeout: Math.min(10_000, ghostTimeout) });
     } catch {
       await page.keyboard.press('Alt+Backslash');
-      await ghost.waitFor({ state: 'visible', timeout: Math.max(1000, ghostTimeout - 10_000) });
+      try {
+        await ghost.waitFor({ state: 'visible', timeout: Math.max(1000, ghostTimeout - 10_000) });
+      } catch {
+        const notes = await page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts().catch(() => []);
+        throw new Error(`no ghost text within ${ghostTimeout / 1000} s after typing (also asked with Alt+\\)` +
+          (notes.length ? `; notifications: ${notes.map((n) => JSON.stringify(n.replace(/\s+/g, ' '))).join(', ')}` : ''));
+      }
     }
     await sleep(300); // let a streaming suggestion settle before reading it
     const shown = await ghostText(page);
@@ -163,7 +174,13 @@ async function main() {
     await page.screenshot({ path: path.join(RESULTS, 'e2e-ghost-text.png') });
 
     await page.keyboard.press('Tab');
-    await page.locator(GHOST_SELECTOR).first().waitFor({ state: 'detached', timeout: 5000 }).catch(() => {});
+    const gone = await page.locator(GHOST_SELECTOR).first().waitFor({ state: 'detached', timeout: 5000 }).then(() => true, () => false);
+    if (!gone && /^[ \t]/.test(shown.inline)) {
+      // VS Code gives Tab to indentation when the cursor is in leading whitespace and the suggestion starts with
+      // whitespace (context key inlineSuggestionHasIndentationLessThanTabSize).
+      console.error('[e2e] note: ghost text is still shown after Tab and starts with whitespace: Tab probably indented ' +
+        'instead of accepting (the suggestion should not repeat the indentation left of the cursor)');
+    }
     await page.keyboard.press('Control+S');
     const firstPiece = (shown.inline || shown.blocks).split('\n').map((l) => l.trim()).find((l) => l.length > 0) || '';
     const saved = await pollFile(target, (t) => t.includes(TYPED) && t.length > HEADER.length + TYPED.length + 1 &&

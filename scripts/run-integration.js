@@ -1,0 +1,191 @@
+#!/usr/bin/env node
+// Runs the integration suite (out/test/integration/index.js, compiled from test/integration/) inside a real
+// VS Code extension host, with this repository loaded as the extension under development and a fresh copy of
+// test/integration/workspace/ opened as the workspace folder.
+//
+//   node scripts/run-integration.js             code-server + headless Chromium (works offline; default)
+//   node scripts/run-integration.js --electron  @vscode/test-electron (desktop VS Code; downloads VS Code,
+//                                                so it needs internet, and a display or xvfb-run on Linux)
+// Options: --build (esbuild + tsc first), --grep <regexp>, --timeout <seconds> (whole run, default 600),
+//          --vscode-version <v> (with --electron; default: stable).
+// Exit code: 0 when every test passed. The JSON summary is written to <run folder>/results.json and copied
+// to test-results/integration.json.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const { spawnSync } = require('child_process');
+
+const ROOT = path.resolve(__dirname, '..');
+const SUITE = path.join(ROOT, 'out', 'test', 'integration', 'index.js');
+const WORKSPACE_TEMPLATE = path.join(ROOT, 'test', 'integration', 'workspace');
+const RESULTS_COPY = path.join(ROOT, 'test-results', 'integration.json');
+const EXTENSION_ID = 'ghostline.ghostline';
+
+function parseArgs(argv) {
+  const opts = { electron: false, build: false, grep: undefined, timeoutS: 600, vscodeVersion: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--electron') opts.electron = true;
+    else if (a === '--build') opts.build = true;
+    else if (a === '--grep') opts.grep = argv[++i];
+    else if (a === '--timeout') opts.timeoutS = Number(argv[++i]);
+    else if (a === '--vscode-version') opts.vscodeVersion = argv[++i];
+    else throw new Error(`unknown argument: ${a}`);
+  }
+  return opts;
+}
+
+function log(msg) {
+  process.stdout.write(`[integration] ${msg}\n`);
+}
+
+function build() {
+  for (const [cmd, args] of [[process.execPath, ['esbuild.js']], [process.execPath, [require.resolve('typescript/bin/tsc', { paths: [ROOT] }), '-p', '.']]]) {
+    const r = spawnSync(cmd, args, { cwd: ROOT, stdio: 'inherit' });
+    if (r.status !== 0) throw new Error(`build failed: ${path.basename(args[0])}`);
+  }
+}
+
+function copyWorkspace(dest) {
+  fs.rmSync(dest, { recursive: true, force: true });
+  fs.cpSync(WORKSPACE_TEMPLATE, dest, { recursive: true });
+  return dest;
+}
+
+function readResults(file) {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+function report(resultsFile, { brief = false } = {}) {
+  const summary = readResults(resultsFile);
+  if (!summary) {
+    log(`no results file at ${resultsFile}`);
+    return null;
+  }
+  fs.mkdirSync(path.dirname(RESULTS_COPY), { recursive: true });
+  fs.copyFileSync(resultsFile, RESULTS_COPY);
+  for (const r of brief ? summary.results.filter((x) => x.status === 'failed') : summary.results) {
+    const mark = r.status === 'passed' ? 'ok  ' : r.status === 'skipped' ? 'skip' : 'FAIL';
+    log(`${mark} ${r.file} > ${r.name}${r.durationMs ? ` (${r.durationMs} ms)` : ''}${r.status === 'skipped' && r.error ? ` (${r.error})` : ''}`);
+    if (r.status === 'failed' && r.error && !brief) process.stdout.write(`${r.error.replace(/^/gm, '        ')}\n`);
+  }
+  log(`${summary.passed} passed, ${summary.failed} failed, ${summary.skipped} skipped`);
+  return summary;
+}
+
+async function runInCodeServer(opts) {
+  const cs = require('./code-server');
+  const t0 = Date.now();
+  const runDir = cs.newRunDir('integration');
+  const resultsFile = path.join(runDir, 'results.json');
+  // The extension host inherits the server's environment.
+  const env = { GHOSTLINE_TEST_RESULTS: resultsFile };
+  if (opts.grep) env.GHOSTLINE_TEST_GREP = opts.grep;
+  const server = await cs.startCodeServer({ runDir, quiet: true, env });
+  let context;
+  let timer;
+  try {
+    const workspace = copyWorkspace(path.join(server.runDir, 'workspace'));
+    const url = server.workbenchUrl({ folder: workspace, extensionDevelopmentPath: ROOT, extensionTestsPath: SUITE });
+    log(`code-server ${server.url} up in ${server.startupMs} ms; run folder ${path.relative(ROOT, server.runDir)}`);
+    let resolveExit;
+    const exited = new Promise((r) => {
+      resolveExit = r;
+    });
+    const browser = await cs.openBrowser({ runDir: server.runDir, tmpDir: server.tmpDir, onExit: (code) => resolveExit(code) });
+    context = browser.context;
+    let sawLive = false;
+    const consoleLog = fs.createWriteStream(path.join(server.runDir, 'browser-console.log'));
+    browser.page.on('console', (m) => {
+      const text = m.text();
+      consoleLog.write(`${m.type()}: ${text}\n`);
+      if (!text.includes('[ghostline-itest]')) return;
+      sawLive = true;
+      process.stdout.write(`${text.replace(/^.*?\[ghostline-itest\]/gm, '  |')}\n`);
+    });
+    browser.page.on('pageerror', (err) => consoleLog.write(`pageerror: ${err.stack || err}\n`));
+    await browser.page.goto(url);
+    const timeout = new Promise((r) => {
+      timer = setTimeout(() => r('timeout'), opts.timeoutS * 1000);
+    });
+    const code = await Promise.race([exited, timeout]);
+    if (code === 'timeout') {
+      log(`timed out after ${opts.timeoutS} s; logs in ${server.runDir}`);
+      report(resultsFile);
+      return 1;
+    }
+    log(`extension host finished with code ${code} after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    // The live output (forwarded from the extension host's console) already showed the details.
+    const summary = report(resultsFile, { brief: sawLive });
+    if (code === 0 && (!summary || summary.failed > 0)) return 1;
+    return code === 0 ? 0 : 1;
+  } finally {
+    clearTimeout(timer);
+    if (context) await context.close().catch(() => {});
+    await server.stop();
+  }
+}
+
+async function runInElectron(opts) {
+  let runTests;
+  try {
+    ({ runTests } = require(require.resolve('@vscode/test-electron', { paths: [ROOT] })));
+  } catch {
+    throw new Error('@vscode/test-electron is not installed (npm ci)');
+  }
+  const cs = require('./code-server');
+  const runDir = cs.newRunDir('electron');
+  const userDataDir = path.join(runDir, 'user-data');
+  fs.mkdirSync(path.join(userDataDir, 'User'), { recursive: true });
+  fs.writeFileSync(path.join(userDataDir, 'User', 'settings.json'), JSON.stringify(cs.DEFAULT_SETTINGS, null, 2));
+  const workspace = copyWorkspace(path.join(runDir, 'workspace'));
+  const resultsFile = path.join(runDir, 'results.json');
+  const extensionTestsEnv = { GHOSTLINE_TEST_RESULTS: resultsFile };
+  if (opts.grep) extensionTestsEnv.GHOSTLINE_TEST_GREP = opts.grep;
+  let code;
+  try {
+    code = await runTests({
+      version: opts.vscodeVersion || process.env.VSCODE_TEST_VERSION || 'stable',
+      extensionDevelopmentPath: ROOT,
+      extensionTestsPath: SUITE,
+      extensionTestsEnv,
+      launchArgs: [workspace, '--user-data-dir', userDataDir, '--extensions-dir', path.join(runDir, 'extensions'),
+        '--disable-workspace-trust', '--skip-welcome', '--skip-release-notes', '--disable-telemetry'],
+    });
+  } catch (err) {
+    log(`test-electron failed: ${err && err.message ? err.message : err}`);
+    code = 1;
+  }
+  const summary = report(resultsFile);
+  if (code === 0 && (!summary || summary.failed > 0)) return 1;
+  return code === 0 ? 0 : 1;
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  if (opts.build) build();
+  if (!fs.existsSync(SUITE)) throw new Error(`${path.relative(ROOT, SUITE)} is missing: run \`npx tsc -p .\` (or pass --build)`);
+  if (!fs.existsSync(path.join(ROOT, 'dist', 'extension.js'))) throw new Error('dist/extension.js is missing: run `node esbuild.js` (or pass --build)');
+  const t0 = Date.now();
+  log(`suite ${path.relative(ROOT, SUITE)} for ${EXTENSION_ID} via ${opts.electron ? '@vscode/test-electron' : 'code-server'}`);
+  const code = opts.electron ? await runInElectron(opts) : await runInCodeServer(opts);
+  log(`${code === 0 ? 'PASSED' : 'FAILED'} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return code;
+}
+
+if (require.main === module) {
+  main().then(
+    (code) => process.exit(code),
+    (err) => {
+      console.error(`[integration] ERROR: ${err && err.stack ? err.stack : err}`);
+      process.exit(1);
+    },
+  );
+}
+
+module.exports = { main };
