@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { DecodeOptions } from './decodeOptions';
 import type { EngineOptions } from './engine';
-import type { FromWorker, ToWorker } from './protocol';
+import type { FromWorker, ToWorker, WorkerStats } from './protocol';
 import type { GenerateResult, ModelInfo } from './types';
 import { startWorker, type WorkerHost, type WorkerKind } from './workerHost';
 
@@ -82,6 +82,12 @@ export class EngineClient {
   async tokenize(text: string): Promise<number[]> {
     await this.ensureModel();
     return (await this.request<Reply<'tokens'>>({ type: 'tokenize', id: 0, text })).ids;
+  }
+
+  /** Memory and cache of the worker (RSS is the whole worker process when it runs as one). */
+  async workerStats(): Promise<WorkerStats> {
+    await this.ensureModel();
+    return (await this.request<Reply<'stats'>>({ type: 'stats', id: 0 })).stats;
   }
 
   async resetCache(): Promise<void> {

@@ -2,6 +2,13 @@ import type { DecodeOptions } from './decodeOptions';
 import type { EngineOptions } from './engine';
 import type { GenerateResult, ModelInfo } from './types';
 
+export interface WorkerStats {
+  pid: number;
+  rssBytes: number;
+  heapUsedBytes: number;
+  cachedTokens: number;
+}
+
 /** Messages from the client (extension host / CLI thread) to the inference worker. */
 export type ToWorker =
   | { type: 'load'; id: number; modelDir: string; options: EngineOptions }
@@ -9,7 +16,8 @@ export type ToWorker =
   | { type: 'tokenize'; id: number; text: string }
   | { type: 'cancel'; id: number }
   | { type: 'reset'; id: number }
-  | { type: 'shutdown'; id: number };
+  | { type: 'shutdown'; id: number }
+  | { type: 'stats'; id: number };
 
 /** Messages from the worker back. Every request id gets exactly one `done` or `error`. */
 export type FromWorker =
@@ -18,4 +26,5 @@ export type FromWorker =
   | { type: 'done'; id: number; result: GenerateResult }
   | { type: 'tokens'; id: number; ids: number[] }
   | { type: 'ok'; id: number }
+  | { type: 'stats'; id: number; stats: WorkerStats }
   | { type: 'error'; id: number; message: string; name: string };

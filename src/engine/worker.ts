@@ -51,6 +51,13 @@ port.on('message', (msg: ToWorker) => {
       engine?.resetCache();
       send({ type: 'ok', id: msg.id });
       return;
+    case 'stats':
+      send({
+        type: 'stats',
+        id: msg.id,
+        stats: { pid: process.pid, rssBytes: process.memoryUsage().rss, heapUsedBytes: process.memoryUsage().heapUsed, cachedTokens: engine?.cachedTokens ?? 0 },
+      });
+      return;
     case 'shutdown':
       // Between steps, never inside session.run: terminating a thread mid-run aborts the whole process.
       for (const ac of running.values()) ac.abort();

@@ -37,9 +37,11 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
     }),
     reg('ghostline.selectModel', () => selectModel(d)),
     reg('ghostline.showLog', () => d.log.show()),
-    reg('ghostline.showStats', () => {
+    reg('ghostline.showStats', async () => {
       const info = d.loader.info;
-      const head = info ? `Model ${info.name} (${path.basename(info.onnxFile)}), ${info.threads} threads` : 'No model loaded';
+      const worker = info ? await d.client.workerStats().catch(() => null) : null;
+      const memory = worker ? `, worker ${Math.round(worker.rssBytes / 1e6)} MB, ${worker.cachedTokens} tokens cached` : '';
+      const head = info ? `Model ${info.name} (${path.basename(info.onnxFile)}), ${info.threads} threads${memory}` : 'No model loaded';
       d.log.info(`stats\n${head}\n${d.stats.summary()}`);
       void vscode.window.showInformationMessage(`Ghostline: ${head}. ${d.stats.summary().replace(/\n/g, '; ')}`);
       return d.stats.summary();

@@ -87,3 +87,10 @@ test('a worker thread works too, and disposing it mid-generation shuts it down b
   await disposing;
   assert.ok(outcome === 'cancelled' || outcome === 'EngineDisposed', `outcome ${outcome}`);
 });
+
+test('the worker reports its memory and cache', async () => {
+  const s = await client.workerStats();
+  assert.ok(s.pid > 0 && s.pid !== process.pid, 'a separate process');
+  assert.ok(s.rssBytes > 10e6);
+  assert.ok(s.cachedTokens >= 0);
+});
