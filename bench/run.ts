@@ -1,9 +1,15 @@
-// npm run bench [-- --quick] [--model DIR] [--threads N]: writes bench/results/latest.json.
+// npm run bench [-- --quick] [--model DIR] [--qwen DIR] [--threads N]
+// Writes bench/results/latest.json; bench/README.md explains every number.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { defaultModelDir, packageRoot } from '../src/engine/defaultModel';
+import { pickOnnxFile } from '../src/engine/modelFolder';
+import { measureCopyBandwidth } from './bandwidth';
 import { engineBench } from './engineBench';
+import { round } from './stats';
+import { vsTransformersJs } from './transformersJs';
+import { typingReplay } from './typingReplay';
 
 async function main() {
   const argv = process.argv.slice(2);
@@ -14,16 +20,95 @@ async function main() {
   const quick = argv.includes('--quick');
   const root = packageRoot(__dirname);
   const model = arg('model') ?? defaultModelDir(root);
+  const qwen = arg('qwen') ?? (fs.existsSync('/tmp/ghostline-bench/qwen05b-shape/config.json') ? '/tmp/ghostline-bench/qwen05b-shape' : undefined);
   const threads = Number(arg('threads') ?? 2);
-  const source = arg('source') ?? path.join(root, 'src', 'completion', 'completionService.ts');
-  const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, platform: `${os.platform()}-${os.arch()}`, load: os.loadavg().map((x) => Math.round(x * 100) / 100) };
-  console.error(`bench: model ${model}, ${threads} threads, quick=${quick}`);
-  const engine = await engineBench(model, source, { threads, quick });
-  const results = { date: new Date().toISOString(), command: `npm run bench -- ${argv.join(' ')}`.trim(), machine, engine };
+  const workerPath = path.join(root, 'dist', 'worker.js');
+  const log = (s: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}`);
+  const machine = {
+    cpus: os.cpus().length,
+    cpu: os.cpus()[0]?.model,
+    memory_gb: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${os.platform()}-${os.arch()}`,
+    loadavg_at_start: os.loadavg().map((x) => round(x)),
+  };
+
+  log('memory bandwidth');
+  const bandwidth = measureCopyBandwidth();
+
+  log(`engine: ${model}`);
+  const engine = await engineBench(model, path.join(root, 'src', 'completion', 'completionService.ts'), { threads, quick });
+
+  const sources = [
+    path.join(root, 'src', 'completion', 'completionService.ts'),
+    path.join(root, 'src', 'engine', 'engine.ts'),
+    require.resolve('semver/classes/range.js', { paths: [root] }),
+    require.resolve('lru-cache', { paths: [root] }),
+  ].filter((f) => fs.existsSync(f));
+  const replayFiles = quick ? sources.slice(0, 2) : sources;
+  log(`typing replay (default model, ${replayFiles.length} files)`);
+  const replay = await typingReplay(workerPath, model, replayFiles, { threads, charsPerFile: quick ? 150 : 500, gapMs: 120 });
+
+  log('vs transformers.js (default model)');
+  const onnx = pickOnnxFile(model);
+  const vsDefault = await vsTransformersJs(model, onnx, { threads, rounds: quick ? 3 : 7, promptTokens: 256, newTokens: 32 });
+  const weightBytes = onnxBytes(onnx);
+  const fractionDefault = (vsDefault.ghostline.decode_tokens_per_s * weightBytes) / bandwidth;
+
+  let qwenResult: Record<string, unknown> | null = null;
+  if (qwen) {
+    log(`qwen2.5-coder-0.5b shape: ${qwen}`);
+    const qReplay = await typingReplay(workerPath, qwen, replayFiles.slice(0, 1), { threads, charsPerFile: quick ? 60 : 200, gapMs: 150 });
+    const qOnnx = pickOnnxFile(qwen);
+    const fp32 = path.join(path.dirname(qOnnx), 'model.onnx');
+    const vsQwen = fs.existsSync(fp32) ? await vsTransformersJs(qwen, fp32, { threads, rounds: quick ? 2 : 3, promptTokens: 128, newTokens: 16 }) : null;
+    const qBytes = onnxBytes(fp32);
+    qwenResult = {
+      dir: qwen,
+      onnx_for_latency: path.basename(qOnnx),
+      typing: qReplay,
+      vs_transformersjs_fp32: vsQwen,
+      fraction_of_bandwidth_limit_fp32: vsQwen ? round((vsQwen.ghostline.decode_tokens_per_s * qBytes) / bandwidth, 3) : null,
+    };
+  }
+
+  const results = {
+    date: new Date().toISOString(),
+    command: `npm run bench -- ${argv.join(' ')}`.trim(),
+    machine,
+    reuse: { median_prefill_fraction: replay.median_prefill_fraction },
+    latency: {
+      default: { p50_ms: replay.latency_ms.p50, p95_ms: replay.latency_ms.p95, p99_ms: replay.latency_ms.p99 },
+      qwen05b: qwenResult ? { p50_ms: (qwenResult.typing as { latency_ms: { p50: number } }).latency_ms.p50, p95_ms: (qwenResult.typing as { latency_ms: { p95: number } }).latency_ms.p95 } : null,
+    },
+    throughput: {
+      decode_ratio_vs_transformersjs: vsDefault.decode_ratio,
+      prefill_ratio_vs_transformersjs: vsDefault.prefill_ratio,
+      decode_ratio_vs_llamacpp: null,
+    },
+    bandwidth: {
+      copy_gb_per_s: round(bandwidth / 1e9),
+      weight_bytes_per_token: weightBytes,
+      fraction_of_limit: round(fractionDefault, 3),
+    },
+    event_loop: { p99_lag_ms: replay.event_loop_p99_lag_ms },
+    memory: { worker_rss_mb: replay.worker_rss_mb, host_rss_mb: replay.host_rss_mb },
+    details: { engine, typing_default: replay, vs_transformersjs_default: vsDefault, qwen05b: qwenResult },
+  };
   const out = path.join(root, 'bench', 'results', 'latest.json');
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
   console.log(JSON.stringify(results, null, 2));
+}
+
+/** Bytes of an ONNX file and its external data (what a decode step reads, embeddings aside). */
+function onnxBytes(file: string): number {
+  const dir = path.dirname(file);
+  const base = path.basename(file);
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f === base || f.startsWith(base + '_data') || f.startsWith(base + '.data'))
+    .reduce((s, f) => s + fs.statSync(path.join(dir, f)).size, 0);
 }
 
 main().catch((err) => {

@@ -33,6 +33,8 @@ export interface DecodeOptions {
   numReturnSequences: number;
   /** Special tokens (FIM markers, file separators) end generation as EOS does. */
   stopOnSpecialTokens: boolean;
+  /** Never stop on EOS or special tokens (benchmarks with fixed token counts, as llama.cpp's ignore_eos). */
+  ignoreEos: boolean;
 }
 
 export const DEFAULT_DECODE_OPTIONS: Readonly<DecodeOptions> = Object.freeze({
@@ -50,9 +52,10 @@ export const DEFAULT_DECODE_OPTIONS: Readonly<DecodeOptions> = Object.freeze({
   numBeams: 1,
   numReturnSequences: 1,
   stopOnSpecialTokens: true,
+  ignoreEos: false,
 });
 
-const LIMITS: Record<keyof Omit<DecodeOptions, 'stop' | 'stopOnSpecialTokens'>, [number, number, boolean]> = {
+const LIMITS: Record<keyof Omit<DecodeOptions, 'stop' | 'stopOnSpecialTokens' | 'ignoreEos'>, [number, number, boolean]> = {
   // [min, max, integer]
   maxNewTokens: [1, 4096, true],
   temperature: [0, 10, false],
@@ -86,9 +89,9 @@ export function resolveDecodeOptions(
       out.stop = (value as string[]).filter((s) => s.length > 0);
       continue;
     }
-    if (key === 'stopOnSpecialTokens') {
+    if (key === 'stopOnSpecialTokens' || key === 'ignoreEos') {
       if (typeof value !== 'boolean') throw new RequestError(`${nameOf(key)} must be a boolean`);
-      out.stopOnSpecialTokens = value;
+      out[key] = value;
       continue;
     }
     const limits = LIMITS[key];

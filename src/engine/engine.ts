@@ -151,7 +151,7 @@ export class Engine {
     if (!firstLogits) return finish([{ text: '', finishReason: 'cancelled', logprob: NaN, tokens: [] }]);
 
     const t1 = performance.now();
-    const stopIds = opts.stopOnSpecialTokens ? this.specialStopIds : this.stopIds;
+    const stopIds = opts.ignoreEos ? new Set<number>() : opts.stopOnSpecialTokens ? this.specialStopIds : this.stopIds;
     const decode = (ids: number[]) => this.tokenizer.decode(ids);
     const now = () => performance.now();
     const room = () => ctx - this.cache.length;

@@ -17,6 +17,7 @@ export const SNAKE_TO_OPTION: Record<string, keyof DecodeOptions> = {
   num_beams: 'numBeams',
   num_return_sequences: 'numReturnSequences',
   stop_on_special_tokens: 'stopOnSpecialTokens',
+  ignore_eos: 'ignoreEos',
 };
 
 /** Picks the decode options out of a snake_case request, ignoring the keys listed in `other`. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { Transform } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
 import {
   fileMetadata,
   header,
@@ -151,6 +151,58 @@ export async function freeBytes(dir: string, statfs: (d: string) => Promise<Stat
   }
 }
 
+/**
+ * Streams a response body into `part` (appending or not) and resolves with the byte count. Unlike
+ * `pipeline`, a body that breaks off (or a cancel) still flushes every byte received to disk before the
+ * promise rejects, so a resume starts exactly where the data stopped.
+ */
+function writeBody(res: IncomingMessage, part: string, append: boolean, onBytes: (n: number) => void, signal?: AbortSignal): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const ws = fs.createWriteStream(part, { flags: append ? 'a' : 'w' });
+    let got = 0;
+    let failure: unknown;
+    let ended = false;
+    const finish = (err?: unknown) => {
+      if (ended) return;
+      ended = true;
+      failure ??= err;
+      signal?.removeEventListener('abort', onAbort);
+      res.removeListener('data', onData);
+      ws.end();
+    };
+    const onData = (chunk: Buffer) => {
+      got += chunk.length;
+      if (!ws.write(chunk)) {
+        res.pause();
+        ws.once('drain', () => res.resume());
+      }
+      onBytes(got);
+    };
+    const onAbort = () => {
+      finish(new HubError('cancelled', 'Download cancelled'));
+      res.destroy();
+    };
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    res.on('data', onData);
+    res.once('end', () => finish(res.complete ? undefined : prematureClose(got)));
+    res.once('error', (e) => finish(e));
+    res.once('close', () => finish(res.complete ? undefined : prematureClose(got)));
+    ws.once('error', (e) => {
+      failure ??= e;
+      res.destroy();
+      reject(failure);
+    });
+    ws.once('finish', () => (failure ? reject(failure) : resolve(got)));
+  });
+}
+
+function prematureClose(got: number): NodeJS.ErrnoException {
+  const e = new Error(`connection closed after ${got} bytes of the body`) as NodeJS.ErrnoException;
+  e.code = 'ECONNRESET';
+  return e;
+}
+
 /** Sliding-window speed meter. */
 class SpeedMeter {
   private samples: { t: number; bytes: number }[] = [];
@@ -204,6 +256,7 @@ async function fetchFile(c: FetchContext): Promise<{ size: number; sha256?: stri
     }
     c.onFileBytes(start, true);
     if (meta.size !== undefined && start === meta.size && start > 0) break; // whole already: verify below
+    let wrote = 0;
     try {
       const headers: Record<string, string> = {};
       if (start > 0) headers.range = `bytes=${start}-`;
@@ -252,16 +305,8 @@ async function fetchFile(c: FetchContext): Promise<{ size: number; sha256?: stri
       const base = append ? start : 0;
       const cl = header(r.headers, 'content-length');
       const expectBody = cl !== undefined ? Number(cl) : undefined;
-      let got = 0;
-      const counter = new Transform({
-        transform(chunk: Buffer, _enc, cb) {
-          got += chunk.length;
-          c.onFileBytes(base + got);
-          cb(null, chunk);
-        },
-      });
       c.onFileBytes(base, !append);
-      await pipeline(r.body, counter, fs.createWriteStream(part, { flags: append ? 'a' : 'w' }), { signal: opts.signal });
+      const got = await writeBody(r.body, part, append, (n) => ((wrote = n), c.onFileBytes(base + n)), opts.signal);
       if (expectBody !== undefined && got < expectBody) {
         const e = new Error(`connection closed after ${got} of ${expectBody} bytes`) as NodeJS.ErrnoException;
         e.code = 'GHOSTLINE_SHORT_BODY';
@@ -271,6 +316,8 @@ async function fetchFile(c: FetchContext): Promise<{ size: number; sha256?: stri
     } catch (e) {
       if (opts.signal?.aborted) throw new HubError('cancelled', `Download of ${c.repo} cancelled; it resumes where it stopped next time.`, { repo: c.repo, file: c.file });
       const err = networkError(e, c.url, opts.signal);
+      // A connection that drops after making progress does not use up the retries.
+      if (wrote > 0) failures = 0;
       if (err.kind === 'http' && isTransient(err) && failures < retries) {
         failures++;
         await sleep(baseDelay * 2 ** (failures - 1), opts.signal).catch(() => {
@@ -346,7 +393,7 @@ export async function downloadModel(opts: DownloadModelOptions): Promise<Downloa
   for (const f of files) {
     currentFile = f.path;
     try {
-      const m = await fileMetadata({ endpoint, repo: opts.repo, revision, file: f.path }, opts);
+      const m = await withRetries(() => fileMetadata({ endpoint, repo: opts.repo, revision, file: f.path }, opts), opts);
       commit ??= m.commit;
       metas.push(m);
     } catch (e) {
@@ -435,6 +482,20 @@ export async function downloadModel(opts: DownloadModelOptions): Promise<Downloa
   currentFile = undefined;
   emit('done', true);
   return { repo: opts.repo, revision, commit, dir, files: out, bytes: doneBefore };
+}
+
+/** Retries a request that failed with a transient error (dropped connection, 5xx, 429). */
+async function withRetries<T>(fn: () => Promise<T>, opts: DownloadModelOptions): Promise<T> {
+  const retries = opts.retries ?? 4;
+  const base = opts.retryDelayMs ?? 500;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (opts.signal?.aborted || attempt >= retries || !isTransient(e)) throw e;
+      await sleep(base * 2 ** attempt, opts.signal);
+    }
+  }
 }
 
 function fmt(n: number): string {

@@ -128,6 +128,9 @@ export function networkError(e: unknown, url: string, signal?: AbortSignal): Hub
   const err = e as NodeJS.ErrnoException;
   const code = err?.code ?? '';
   const host = safeHost(url);
+  if (code === 'ENOSPC' || code === 'EDQUOT') {
+    return new HubError('disk', `The disk is full (${code}) while writing the download: free some space and run it again to resume.`, { url, code });
+  }
   if (OFFLINE_CODES.has(code)) {
     return new HubError(
       'offline',

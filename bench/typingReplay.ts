@@ -1,0 +1,111 @@
+import * as fs from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { CompletionService, type CompletionOutcome } from '../src/completion/completionService';
+import { textSource } from '../src/completion/context/documentContext';
+import { pickFimTemplate } from '../src/completion/prompt/fimTemplates';
+import { defaultCompletionSettings } from '../src/completion/settings';
+import { EngineClient } from '../src/engine/client';
+import { percentile, round } from './stats';
+
+export interface TypingReplayResult {
+  files: number;
+  keystrokes: number;
+  completed: number;
+  cancelled: number;
+  latency_ms: { p50: number; p95: number; p99: number };
+  model_latency_ms: { p50: number; p95: number };
+  by_source: Record<string, number>;
+  median_prefill_fraction: number;
+  median_prefill_tokens: number;
+  median_prompt_tokens: number;
+  generated_tokens: number;
+  wasted_tokens: number;
+  event_loop_p99_lag_ms: number;
+  host_rss_mb: number;
+  worker_rss_mb: number;
+}
+
+/**
+ * Types real files character by character at a human rhythm through the editor's pipeline
+ * (CompletionService -> worker client -> engine in its own process), as the VS Code provider drives it:
+ * each keystroke cancels the previous request and asks again. The event loop of this (the "extension
+ * host") thread is watched the whole time.
+ */
+export async function typingReplay(workerPath: string, modelDir: string, files: string[], opts: { threads: number; charsPerFile: number; gapMs: number }): Promise<TypingReplayResult> {
+  const client = new EngineClient({ workerPath });
+  const info = await client.load(modelDir, { threads: opts.threads });
+  const template = pickFimTemplate(info.specialTokens);
+  const settings = defaultCompletionSettings();
+  const service = new CompletionService(client, () => template, () => settings);
+  const lag = monitorEventLoopDelay({ resolution: 1 });
+  lag.enable();
+  const outcomes: CompletionOutcome[] = [];
+  let keystrokes = 0;
+  for (const file of files) {
+    const text = fs.readFileSync(file, 'utf8');
+    // Type a stretch of lines from the middle of the file, with the rest of the file below the cursor.
+    const lines = text.split('\n');
+    let start = Math.floor(lines.length / 3);
+    const typedLines: string[] = [];
+    for (let n = 0, i = start; i < lines.length && n < opts.charsPerFile; i++) {
+      typedLines.push(lines[i]);
+      n += lines[i].length + 1;
+    }
+    const before = lines.slice(0, start);
+    const after = lines.slice(start + typedLines.length);
+    const pending: Promise<void>[] = [];
+    let current: AbortController | null = null;
+    for (let li = 0; li < typedLines.length; li++) {
+      const line = typedLines[li];
+      for (let c = 1; c <= line.length; c++) {
+        const docLines = [...before, ...typedLines.slice(0, li), line.slice(0, c), ...after];
+        current?.abort();
+        const ac = new AbortController();
+        current = ac;
+        keystrokes++;
+        pending.push(
+          service
+            .complete({ doc: textSource(docLines.join('\n')), cursor: { line: before.length + li, character: c }, languageId: 'typescript', path: file, explicit: false }, ac.signal)
+            .then((o) => void outcomes.push(o)),
+        );
+        await sleep(opts.gapMs * (0.6 + 0.8 * pseudoRandom(keystrokes)));
+      }
+    }
+    current?.abort();
+    await Promise.all(pending);
+    start = 0;
+  }
+  lag.disable();
+  const worker = await client.workerStats();
+  await client.dispose();
+
+  const done = outcomes.filter((o) => !o.cancelled);
+  const model = done.filter((o) => o.source === 'model' && o.stats);
+  const fractions = model.map((o) => o.stats!.prefillTokens / o.stats!.promptTokens);
+  const bySource: Record<string, number> = {};
+  for (const o of outcomes) bySource[o.cancelled ? 'cancelled' : o.source] = (bySource[o.cancelled ? 'cancelled' : o.source] ?? 0) + 1;
+  const generated = outcomes.reduce((s, o) => s + (o.stats?.generatedTokens ?? 0), 0);
+  const wasted = outcomes.filter((o) => o.cancelled || o.items.length === 0).reduce((s, o) => s + (o.stats?.generatedTokens ?? 0), 0);
+  const lat = done.map((o) => o.latencyMs);
+  return {
+    files: files.length,
+    keystrokes,
+    completed: done.length,
+    cancelled: outcomes.length - done.length,
+    latency_ms: { p50: round(percentile(lat, 50)), p95: round(percentile(lat, 95)), p99: round(percentile(lat, 99)) },
+    model_latency_ms: { p50: round(percentile(model.map((o) => o.latencyMs), 50)), p95: round(percentile(model.map((o) => o.latencyMs), 95)) },
+    by_source: bySource,
+    median_prefill_fraction: round(percentile(fractions, 50), 4),
+    median_prefill_tokens: percentile(model.map((o) => o.stats!.prefillTokens), 50),
+    median_prompt_tokens: percentile(model.map((o) => o.stats!.promptTokens), 50),
+    generated_tokens: generated,
+    wasted_tokens: wasted,
+    event_loop_p99_lag_ms: round(lag.percentile(99) / 1e6),
+    host_rss_mb: Math.round(process.memoryUsage().rss / 1e6),
+    worker_rss_mb: Math.round(worker.rssBytes / 1e6),
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Deterministic jitter so runs are comparable. */
+const pseudoRandom = (i: number) => ((Math.sin(i * 12.9898) * 43758.5453) % 1 + 1) % 1;

@@ -1,0 +1,108 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { INCOMPLETE_MARKER, MANIFEST, type ModelManifest } from './downloader';
+
+/** Models downloaded under `<storageDir>/models/*`. No `vscode` import. */
+
+export interface InstalledModel {
+  /** `owner/name` from the manifest, else from the folder name (`owner--name`). */
+  repo: string;
+  dir: string;
+  /** Total bytes of the folder (parts of an interrupted download included). */
+  sizeBytes: number;
+  /** ONNX files, relative to the folder (e.g. `onnx/model_quantized.onnx`). */
+  onnxFiles: string[];
+  revision?: string;
+  commit?: string;
+  downloadedAt?: string;
+}
+
+export interface PartialDownload {
+  repo: string;
+  dir: string;
+  sizeBytes: number;
+}
+
+function walk(dir: string, rel = ''): { rel: string; size: number }[] {
+  const out: { rel: string; size: number }[] = [];
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(path.join(dir, rel), { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const r = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) out.push(...walk(dir, r));
+    else if (e.isFile()) {
+      try {
+        out.push({ rel: r, size: fs.statSync(path.join(dir, r)).size });
+      } catch {
+        /* removed meanwhile */
+      }
+    }
+  }
+  return out;
+}
+
+function readManifest(dir: string): ModelManifest | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, MANIFEST), 'utf8')) as ModelManifest;
+  } catch {
+    return undefined;
+  }
+}
+
+function repoFromFolder(name: string): string {
+  const i = name.indexOf('--');
+  return i < 0 ? name : `${name.slice(0, i)}/${name.slice(i + 2)}`;
+}
+
+function scan(storageDir: string): { installed: InstalledModel[]; partial: PartialDownload[] } {
+  const root = path.join(storageDir, 'models');
+  const installed: InstalledModel[] = [];
+  const partial: PartialDownload[] = [];
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(root, { withFileTypes: true });
+  } catch {
+    return { installed, partial };
+  }
+  for (const e of entries) {
+    if (!e.isDirectory() || e.name.startsWith('.')) continue;
+    const dir = path.join(root, e.name);
+    const files = walk(dir);
+    const names = new Set(files.map((f) => f.rel));
+    const sizeBytes = files.reduce((s, f) => s + f.size, 0);
+    const manifest = readManifest(dir);
+    const repo = manifest?.repo ?? repoFromFolder(e.name);
+    const onnxFiles = files.map((f) => f.rel).filter((r) => r.endsWith('.onnx')).sort();
+    const complete = names.has('config.json') && names.has('tokenizer.json') && onnxFiles.length > 0 && !names.has(INCOMPLETE_MARKER);
+    if (complete) {
+      installed.push({ repo, dir, sizeBytes, onnxFiles, revision: manifest?.revision, commit: manifest?.commit, downloadedAt: manifest?.downloadedAt });
+    } else if (files.length > 0) {
+      partial.push({ repo, dir, sizeBytes });
+    }
+  }
+  installed.sort((a, b) => a.repo.localeCompare(b.repo));
+  partial.sort((a, b) => a.repo.localeCompare(b.repo));
+  return { installed, partial };
+}
+
+/** Complete model folders: config.json + tokenizer.json + an .onnx file, and no download in progress. */
+export function listInstalledModels(storageDir: string): InstalledModel[] {
+  return scan(storageDir).installed;
+}
+
+/** Folders of interrupted downloads (resumable by downloading the same repo again). */
+export function listPartialDownloads(storageDir: string): PartialDownload[] {
+  return scan(storageDir).partial;
+}
+
+/** Removes an installed (or partial) model folder; refuses paths outside `<storageDir>/models/`. */
+export function removeInstalledModel(storageDir: string, dir: string): void {
+  const root = path.resolve(storageDir, 'models');
+  const target = path.resolve(dir);
+  if (!target.startsWith(root + path.sep)) throw new Error(`${dir} is not a downloaded model folder`);
+  fs.rmSync(target, { recursive: true, force: true });
+}
