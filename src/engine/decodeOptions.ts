@@ -35,6 +35,11 @@ export interface DecodeOptions {
   stopOnSpecialTokens: boolean;
   /** Never stop on EOS or special tokens (benchmarks with fixed token counts, as llama.cpp's ignore_eos). */
   ignoreEos: boolean;
+  /**
+   * Greedy only: draft up to this many tokens by prompt lookup and verify them in one forward pass
+   * (0: off). The output is exactly the greedy output; only the number of model calls changes.
+   */
+  speculativeTokens: number;
 }
 
 export const DEFAULT_DECODE_OPTIONS: Readonly<DecodeOptions> = Object.freeze({
@@ -53,6 +58,7 @@ export const DEFAULT_DECODE_OPTIONS: Readonly<DecodeOptions> = Object.freeze({
   numReturnSequences: 1,
   stopOnSpecialTokens: true,
   ignoreEos: false,
+  speculativeTokens: 0,
 });
 
 const LIMITS: Record<keyof Omit<DecodeOptions, 'stop' | 'stopOnSpecialTokens' | 'ignoreEos'>, [number, number, boolean]> = {
@@ -69,6 +75,7 @@ const LIMITS: Record<keyof Omit<DecodeOptions, 'stop' | 'stopOnSpecialTokens' | 
   timeBudgetMs: [0, 3_600_000, false],
   numBeams: [1, 16, true],
   numReturnSequences: [1, 16, true],
+  speculativeTokens: [0, 32, true],
 };
 
 /**

@@ -139,7 +139,10 @@ export class Engine {
       prefillMs: 0,
       decodeMs: 0,
       totalMs: 0,
+      draftTokens: 0,
+      acceptedDraftTokens: 0,
     };
+    const draftStats = { drafted: 0, accepted: 0 };
     const finish = (sequences: Sequence[]): GenerateResult => {
       stats.totalMs = performance.now() - t0;
       stats.generatedTokens = sequences.reduce((s, q) => s + q.tokens.length, 0);
@@ -204,12 +207,22 @@ export class Engine {
             startedAt: t0,
             now,
             onText: n === 0 ? hooks.onText : undefined,
+            draftStats,
             stepper: {
               step: async (id) => {
                 const r = await this.model.forward([[id]], this.cache);
                 this.cache = r.cache;
                 await yieldToEventLoop();
                 return r.logits;
+              },
+              stepMany: async (ids) => {
+                const r = await this.model.forward([ids], this.cache, ids.length);
+                this.cache = r.cache;
+                await yieldToEventLoop();
+                return r.logits;
+              },
+              rollback: (n) => {
+                if (n > 0) this.cache = this.cache.crop(this.cache.length - n);
               },
               room,
             },
@@ -219,6 +232,8 @@ export class Engine {
       }
     }
     stats.decodeMs = performance.now() - t1;
+    stats.draftTokens = draftStats.drafted;
+    stats.acceptedDraftTokens = draftStats.accepted;
     return finish(sequences);
   }
 

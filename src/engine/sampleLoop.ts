@@ -4,10 +4,15 @@ import type { Prng } from './samplers/prng';
 import { TextStopper, type FinishReason } from './stopping';
 import { StreamingDetokenizer } from './streamingDetokenizer';
 import type { Sequence } from './types';
+import { lookupDraft } from './promptLookup';
 
 export interface DecodeStepper {
   /** Feeds one token and returns the logits row that follows it. */
   step(token: number): Promise<Float32Array>;
+  /** Feeds several tokens and returns the logits row after each of them ([tokens.length, vocab]). */
+  stepMany(tokens: number[]): Promise<Float32Array>;
+  /** Forgets the last n fed tokens (rejected draft tokens). */
+  rollback(n: number): void;
   /** Tokens the context still has room for. */
   room(): number;
 }
@@ -25,6 +30,8 @@ export interface SampleLoopInput {
   startedAt: number;
   now: () => number;
   onText?: (delta: string) => void;
+  /** Counts drafted and accepted speculative tokens. */
+  draftStats?: { drafted: number; accepted: number };
 }
 
 /** Sampling / greedy decoding of one sequence, with every stop rule checked after each token. */
@@ -42,28 +49,45 @@ export async function sampleLoop(input: SampleLoopInput): Promise<Sequence> {
   };
   let logits = input.firstLogits;
   let finish: FinishReason | null = null;
+  const vocab = input.firstLogits.length;
+  const speculate = chain.greedy && opts.speculativeTokens > 0;
+  /** Takes one token; returns a finish reason when generation must end with it. */
+  const accept = (id: number): FinishReason | null => {
+    if (stopIds.has(id)) return 'eos';
+    tokens.push(id);
+    history.push(id);
+    emit(stopper.push(detok.push(id), input.now()));
+    if (stopper.finishReason) return stopper.finishReason;
+    if (tokens.length >= opts.maxNewTokens || stepper.room() <= 0) return 'length';
+    return null;
+  };
   for (;;) {
     if (signal?.aborted) {
       finish = 'cancelled';
       break;
     }
     const id = chain.sample(logits, { history, rng: input.rng });
-    if (stopIds.has(id)) {
-      finish = 'eos';
-      break;
+    finish = accept(id);
+    if (finish) break;
+    const draft = speculate ? lookupDraft(history, Math.min(opts.speculativeTokens, stepper.room() - 1, opts.maxNewTokens - tokens.length)) : [];
+    if (draft.length === 0) {
+      logits = await stepper.step(id);
+      continue;
     }
-    tokens.push(id);
-    history.push(id);
-    emit(stopper.push(detok.push(id), input.now()));
-    if (stopper.finishReason) {
-      finish = stopper.finishReason;
-      break;
+    // Verify the draft in one pass: row j holds the logits after [id, draft[0..j-1]].
+    const rows = await stepper.stepMany([id, ...draft]);
+    if (input.draftStats) input.draftStats.drafted += draft.length;
+    let agreed = 0;
+    while (agreed < draft.length && !finish) {
+      const row = rows.subarray(agreed * vocab, (agreed + 1) * vocab);
+      if (chain.sample(row, { history, rng: input.rng }) !== draft[agreed]) break;
+      finish = accept(draft[agreed]);
+      agreed++;
     }
-    if (tokens.length >= opts.maxNewTokens || stepper.room() <= 0) {
-      finish = 'length';
-      break;
-    }
-    logits = await stepper.step(id);
+    if (input.draftStats) input.draftStats.accepted += agreed;
+    stepper.rollback(draft.length - agreed);
+    if (finish) break;
+    logits = rows.slice(agreed * vocab, (agreed + 1) * vocab);
   }
   if (finish !== 'stop') emit(stopper.push(detok.flush(), input.now()));
   if (!stopper.finishReason || stopper.finishReason === 'time') emit(stopper.flush());

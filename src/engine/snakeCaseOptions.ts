@@ -18,6 +18,7 @@ export const SNAKE_TO_OPTION: Record<string, keyof DecodeOptions> = {
   num_return_sequences: 'numReturnSequences',
   stop_on_special_tokens: 'stopOnSpecialTokens',
   ignore_eos: 'ignoreEos',
+  speculative_tokens: 'speculativeTokens',
 };
 
 /** Picks the decode options out of a snake_case request, ignoring the keys listed in `other`. */

@@ -15,6 +15,9 @@ export interface GenerationStats {
   prefillMs: number;
   decodeMs: number;
   totalMs: number;
+  /** Prompt-lookup draft tokens proposed and accepted (speculativeTokens > 0). */
+  draftTokens: number;
+  acceptedDraftTokens: number;
 }
 
 export interface Sequence {

@@ -172,7 +172,8 @@ function writeBody(res: IncomingMessage, part: string, append: boolean, onBytes:
     };
     const onData = (chunk: Buffer) => {
       got += chunk.length;
-      if (!ws.write(chunk)) {
+      // Backpressure only when far behind: a paused body that breaks off loses what it had buffered.
+      if (!ws.write(chunk) && ws.writableLength > 64 << 20 && !res.isPaused()) {
         res.pause();
         ws.once('drain', () => res.resume());
       }

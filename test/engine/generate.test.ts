@@ -101,3 +101,22 @@ async function beamlessLogprob(tokens: number[]): Promise<number> {
     await model.release();
   }
 }
+
+test('prompt-lookup speculative decoding gives exactly the greedy output', async () => {
+  const prompts = [ref.prompt, 'x = 1\ny = 2\nx = 1\ny = 2\nx = 1\n', 'def f(a):\n    return a\n\ndef g(a):\n    return a\n\ndef h(a):\n'];
+  let accepted = 0;
+  for (const p of prompts) {
+    const plain = await engine.generate(p, { maxNewTokens: 40, ignoreEos: true });
+    const fast = await engine.generate(p, { maxNewTokens: 40, ignoreEos: true, speculativeTokens: 6 });
+    assert.deepEqual(fast.tokens, plain.tokens, JSON.stringify(p.slice(0, 20)));
+    assert.equal(fast.text, plain.text);
+    assert.ok(fast.stats.draftTokens >= fast.stats.acceptedDraftTokens);
+    accepted += fast.stats.acceptedDraftTokens;
+    // The cache after speculation holds exactly what was fed: a follow-up request reuses it correctly.
+    const again = await engine.generate(p + plain.text.slice(0, 5), { maxNewTokens: 5, ignoreEos: true });
+    engine.resetCache();
+    const cold = await engine.generate(p + plain.text.slice(0, 5), { maxNewTokens: 5, ignoreEos: true });
+    assert.deepEqual(again.tokens, cold.tokens);
+  }
+  assert.ok(accepted > 0, 'some draft tokens were accepted on repetitive text');
+});

@@ -1,0 +1,265 @@
+import * as vscode from 'vscode';
+import { downloadModel, type DownloadProgress, type DownloadResult } from '../models/downloader';
+import { HubError, listRepoFiles, parseRepoRef, repoIdProblem, resolveEndpoint } from '../models/hubClient';
+import { listInstalledModels, listPartialDownloads, type InstalledModel } from '../models/installedModels';
+import { findRecommended, formatBytes, formatDuration, pickModelFiles, RECOMMENDED_MODELS, type ModelFile } from '../models/recommended';
+
+/**
+ * "Ghostline: Download Model" and "Ghostline: Set Hugging Face Token": a QuickPick of recommended models
+ * (or any repo id), a cancellable progress notification with bytes, speed and ETA, then an offer to switch
+ * `ghostline.modelPath` (user settings) to the new folder. Models go to `<globalStorage>/models/`.
+ */
+
+export const TOKEN_SECRET = 'ghostline.hubToken';
+
+export interface ModelCommandDeps {
+  log: vscode.LogOutputChannel;
+  /** Called after `ghostline.modelPath` was switched to a downloaded model (the config listener reloads anyway). */
+  onModelSwitched?: (dir: string) => void;
+}
+
+export interface DownloadRequest {
+  repo: string;
+  revision?: string;
+  files?: ModelFile[];
+  /** Switch to the model without asking (scripts, tests). */
+  use?: boolean;
+}
+
+type ModelPick = vscode.QuickPickItem & { repo?: string; custom?: boolean };
+
+export function storageDir(context: vscode.ExtensionContext): string {
+  return context.globalStorageUri.fsPath;
+}
+
+/** The endpoint: the `ghostline.hub.endpoint` setting when the user set it, else HF_ENDPOINT, else huggingface.co. */
+export function hubEndpoint(): string {
+  // Machine-scoped setting: only the user's own value counts (a workspace must not redirect downloads or the token).
+  const explicit = vscode.workspace.getConfiguration('ghostline').inspect<string>('hub.endpoint')?.globalValue;
+  return resolveEndpoint(explicit || undefined);
+}
+
+/** The token: SecretStorage first (set by the command), then HF_TOKEN / HUGGING_FACE_HUB_TOKEN. */
+export async function hubToken(context: vscode.ExtensionContext): Promise<string | undefined> {
+  const stored = await context.secrets.get(TOKEN_SECRET);
+  return stored || process.env.HF_TOKEN || process.env.HUGGING_FACE_HUB_TOKEN || undefined;
+}
+
+/** Installed models with sizes, for the Select Model quick pick. */
+export function installedModelItems(context: vscode.ExtensionContext): (vscode.QuickPickItem & { dir: string; model: InstalledModel })[] {
+  return listInstalledModels(storageDir(context)).map((m) => ({
+    label: `$(cloud-download) ${m.repo}`,
+    description: `downloaded, ${formatBytes(m.sizeBytes)}`,
+    detail: m.onnxFiles.join(', '),
+    dir: m.dir,
+    model: m,
+  }));
+}
+
+export function listInstalled(context: vscode.ExtensionContext): InstalledModel[] {
+  return listInstalledModels(storageDir(context));
+}
+
+export function registerModelCommands(context: vscode.ExtensionContext, deps: ModelCommandDeps): vscode.Disposable {
+  return vscode.Disposable.from(
+    vscode.commands.registerCommand('ghostline.downloadModel', (arg?: string | DownloadRequest) => downloadModelCommand(context, deps, arg)),
+    vscode.commands.registerCommand('ghostline.setHubToken', () => setHubToken(context)),
+  );
+}
+
+async function setHubToken(context: vscode.ExtensionContext): Promise<void> {
+  const value = await vscode.window.showInputBox({
+    title: 'Ghostline: Hugging Face Token',
+    prompt: 'A read token from huggingface.co/settings/tokens, for gated or private models. Empty: forget the stored token.',
+    password: true,
+    ignoreFocusOut: true,
+    placeHolder: 'hf_…',
+    validateInput: (v) => (v && /\s/.test(v.trim()) ? 'A token has no spaces' : undefined),
+  });
+  if (value === undefined) return;
+  if (value.trim()) {
+    await context.secrets.store(TOKEN_SECRET, value.trim());
+    void vscode.window.showInformationMessage('Ghostline: Hugging Face token stored in the OS keychain (VS Code secret storage).');
+  } else {
+    await context.secrets.delete(TOKEN_SECRET);
+    void vscode.window.showInformationMessage(
+      process.env.HF_TOKEN ? 'Ghostline: stored token removed; HF_TOKEN from the environment is still used.' : 'Ghostline: stored Hugging Face token removed.',
+    );
+  }
+}
+
+async function pickModel(context: vscode.ExtensionContext): Promise<{ repo: string; revision: string } | undefined> {
+  const installed = new Set(listInstalledModels(storageDir(context)).map((m) => m.repo.toLowerCase()));
+  const partial = new Set(listPartialDownloads(storageDir(context)).map((m) => m.repo.toLowerCase()));
+  const items: ModelPick[] = [{ label: 'Recommended', kind: vscode.QuickPickItemKind.Separator }];
+  for (const m of RECOMMENDED_MODELS) {
+    const state = installed.has(m.repo.toLowerCase()) ? ' · installed' : partial.has(m.repo.toLowerCase()) ? ' · partly downloaded (resumes)' : '';
+    items.push({
+      label: `${installed.has(m.repo.toLowerCase()) ? '$(check)' : '$(cloud-download)'} ${m.label}`,
+      description: `${m.repo} · ~${formatBytes(m.approxBytes)} · ${m.license}${state}`,
+      detail: `${m.description}${m.fim ? '' : ' No trained FIM.'}${m.verified === 'unverified' ? ' (file names not verified)' : ''}`,
+      repo: m.repo,
+    });
+  }
+  items.push({ label: '', kind: vscode.QuickPickItemKind.Separator });
+  items.push({ label: '$(edit) Enter a Hugging Face repo id…', description: 'owner/name or owner/name@revision, with an ONNX export', custom: true });
+  const pick = await vscode.window.showQuickPick(items, { title: 'Ghostline: Download Model', matchOnDescription: true, matchOnDetail: true });
+  if (!pick) return undefined;
+  if (pick.repo) return { repo: pick.repo, revision: findRecommended(pick.repo)!.revision };
+  const typed = await vscode.window.showInputBox({
+    title: 'Ghostline: Download Model from Hugging Face',
+    prompt: 'Repo id of a model with an ONNX export (onnx/model*.onnx), e.g. onnx-community/Qwen2.5-Coder-0.5B-Instruct',
+    placeHolder: 'owner/name',
+    ignoreFocusOut: true,
+    validateInput: (v) => {
+      try {
+        parseRepoRef(v);
+        return undefined;
+      } catch {
+        return repoIdProblem(v.split('@')[0].trim()) ?? 'Invalid revision after "@"';
+      }
+    },
+  });
+  if (!typed) return undefined;
+  return parseRepoRef(typed);
+}
+
+/** Which files to fetch: the curated list, or the repo's listing through the hub API. */
+async function filesFor(repo: string, revision: string, endpoint: string, token: string | undefined, signal: AbortSignal): Promise<ModelFile[]> {
+  const rec = findRecommended(repo);
+  if (rec && rec.revision === revision) return rec.files;
+  const listing = await listRepoFiles(endpoint, repo, revision, { token, signal });
+  const { files, onnx, missing } = pickModelFiles(listing.files.map((f) => f.rfilename));
+  if (!onnx || missing.length) {
+    throw new HubError(
+      'not_found',
+      `${repo} has no ${missing.join(' and ')} at ${revision}: Ghostline needs an ONNX export (config.json, tokenizer.json, onnx/model*.onnx). Try an onnx-community/… repo.`,
+      { repo },
+    );
+  }
+  return files;
+}
+
+function progressMessage(p: DownloadProgress): string {
+  if (p.phase === 'metadata') return 'Checking files…';
+  const done = formatBytes(p.bytes);
+  const size = p.total !== undefined ? ` / ${formatBytes(p.total)}` : '';
+  const speed = p.speed > 0 ? `, ${formatBytes(p.speed)}/s` : '';
+  const eta = p.etaSeconds !== undefined && p.speed > 0 ? `, ${formatDuration(p.etaSeconds)} left` : '';
+  const file = p.file ? ` · ${p.file} (${Math.min(p.fileIndex + 1, p.fileCount)}/${p.fileCount})` : '';
+  return `${p.phase === 'verify' ? 'Verifying · ' : ''}${done}${size}${speed}${eta}${file}`;
+}
+
+/** The command. Resolves with the model folder, or undefined when cancelled or failed (after telling the user). */
+export async function downloadModelCommand(context: vscode.ExtensionContext, deps: ModelCommandDeps, arg?: string | DownloadRequest): Promise<string | undefined> {
+  let req: DownloadRequest | undefined;
+  try {
+    req = typeof arg === 'string' ? parseRepoRef(arg) : arg;
+  } catch (e) {
+    void vscode.window.showErrorMessage(`Ghostline: ${(e as Error).message}`);
+    return undefined;
+  }
+  if (!req) {
+    const picked = await pickModel(context);
+    if (!picked) return undefined;
+    req = picked;
+  }
+  const { repo } = req;
+  const revision = req.revision ?? findRecommended(repo)?.revision ?? 'main';
+  let endpoint: string;
+  try {
+    endpoint = hubEndpoint();
+  } catch (e) {
+    void vscode.window.showErrorMessage(`Ghostline: ${(e as Error).message} (setting ghostline.hub.endpoint or HF_ENDPOINT)`);
+    return undefined;
+  }
+  const token = await hubToken(context);
+  const started = Date.now();
+  deps.log.info(`download ${repo}@${revision} from ${endpoint}${token ? ' (with token)' : ''}`);
+  let result: DownloadResult;
+  try {
+    result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Ghostline: downloading ${repo}`, cancellable: true },
+      async (progress, cancelToken) => {
+        const ac = new AbortController();
+        const sub = cancelToken.onCancellationRequested(() => ac.abort());
+        try {
+          const files = req!.files ?? (await filesFor(repo, revision, endpoint, token, ac.signal));
+          let reported = 0;
+          return await downloadModel({
+            repo,
+            revision,
+            files,
+            endpoint,
+            token,
+            storageDir: storageDir(context),
+            signal: ac.signal,
+            progressIntervalMs: 250,
+            onProgress: (p) => {
+              const pct = p.total ? Math.min(100, (100 * p.bytes) / p.total) : undefined;
+              const increment = pct !== undefined && pct > reported ? pct - reported : undefined;
+              if (pct !== undefined) reported = Math.max(reported, pct);
+              progress.report({ message: progressMessage(p), increment });
+            },
+          });
+        } finally {
+          sub.dispose();
+        }
+      },
+    );
+  } catch (e) {
+    await reportError(deps, repo, revision, endpoint, e);
+    return undefined;
+  }
+  const secs = (Date.now() - started) / 1000;
+  deps.log.info(`downloaded ${repo}@${revision} (${result.commit ?? 'commit unknown'}) to ${result.dir}: ${formatBytes(result.bytes)} in ${formatDuration(secs)}`);
+  let use = req.use;
+  if (use === undefined) {
+    const choice = await vscode.window.showInformationMessage(`Ghostline: ${repo} is ready (${formatBytes(result.bytes)}). Use it for completions?`, 'Use Model', 'Not Now');
+    use = choice === 'Use Model';
+  }
+  if (use) await switchToModel(result.dir, deps);
+  return result.dir;
+}
+
+/** Points `ghostline.modelPath` (user settings) at a folder; clears a user-level `modelFile` that belongs to the old model. */
+export async function switchToModel(dir: string, deps: ModelCommandDeps): Promise<void> {
+  const cfg = vscode.workspace.getConfiguration('ghostline');
+  if (cfg.inspect<string>('modelFile')?.globalValue) await cfg.update('modelFile', undefined, vscode.ConfigurationTarget.Global);
+  await cfg.update('modelPath', dir, vscode.ConfigurationTarget.Global);
+  const ws = cfg.inspect<string>('modelPath');
+  if (ws?.workspaceValue || ws?.workspaceFolderValue) {
+    void vscode.window.showWarningMessage('Ghostline: this workspace sets ghostline.modelPath, which overrides the model you just chose.');
+  }
+  deps.onModelSwitched?.(dir);
+}
+
+async function reportError(deps: ModelCommandDeps, repo: string, revision: string, endpoint: string, e: unknown): Promise<void> {
+  if (!(e instanceof HubError)) {
+    deps.log.error(`download ${repo} failed: ${(e as Error)?.stack ?? e}`);
+    void vscode.window.showErrorMessage(`Ghostline: downloading ${repo} failed: ${(e as Error)?.message ?? e}`);
+    return;
+  }
+  deps.log.warn(`download ${repo}: ${e.kind}: ${e.message}`);
+  const page = `${endpoint}/${repo}`;
+  switch (e.kind) {
+    case 'cancelled':
+      void vscode.window.showInformationMessage(`Ghostline: download of ${repo} cancelled. Downloading it again resumes where it stopped.`);
+      return;
+    case 'unauthorized':
+    case 'forbidden': {
+      const choice = await vscode.window.showErrorMessage(`Ghostline: ${e.message}`, 'Set Token', 'Open Model Page');
+      if (choice === 'Set Token') await vscode.commands.executeCommand('ghostline.setHubToken');
+      else if (choice === 'Open Model Page') await vscode.env.openExternal(vscode.Uri.parse(page));
+      return;
+    }
+    case 'offline':
+    case 'http': {
+      const choice = await vscode.window.showErrorMessage(`Ghostline: ${e.message}`, 'Retry');
+      if (choice === 'Retry') await vscode.commands.executeCommand('ghostline.downloadModel', { repo, revision } satisfies DownloadRequest);
+      return;
+    }
+    default:
+      void vscode.window.showErrorMessage(`Ghostline: ${e.message}`);
+  }
+}
