@@ -10,6 +10,7 @@ export interface EngineBenchResult {
   prefill_tokens: number;
   decode_ms_per_token_p50: number;
   decode_ms_per_token_spread: [number, number];
+  speculative: { prompts: number; equal_output: boolean; plain_ms: number; speculative_ms: number; speedup: number; accepted_share: number };
   typing: { keystrokes: number; median_prefill_tokens: number; p95_prefill_tokens: number; reused_share: number; median_total_ms: number; p95_total_ms: number };
 }
 
@@ -39,6 +40,26 @@ export async function engineBench(modelDir: string, sourceFile: string, opts: { 
       const r = await engine.generate(prompt, { maxNewTokens: 64, stopOnSpecialTokens: false, repetitionPenalty: 1.3 });
       if (r.stats.generatedTokens > 1) decode.push(r.stats.decodeMs / r.stats.generatedTokens);
     }
+    // Prompt-lookup speculative decoding on real code: same greedy output, time compared.
+    let plainMs = 0;
+    let specMs = 0;
+    let equal = true;
+    let drafted = 0;
+    let accepted = 0;
+    const nPrompts = opts.quick ? 4 : 12;
+    for (let k = 0; k < nPrompts; k++) {
+      const at = Math.floor(((k + 1) * source.length) / (nPrompts + 1));
+      const p = source.slice(Math.max(0, at - 1500), at);
+      engine.resetCache();
+      const a = await engine.generate(p, { maxNewTokens: 64 });
+      engine.resetCache();
+      const b = await engine.generate(p, { maxNewTokens: 64, speculativeTokens: 8 });
+      equal &&= a.text === b.text;
+      plainMs += a.stats.decodeMs;
+      specMs += b.stats.decodeMs;
+      drafted += b.stats.draftTokens;
+      accepted += b.stats.acceptedDraftTokens;
+    }
     // Typing: a window of the file typed one character at a time.
     const start = Math.floor(source.length / 3);
     const typed = source.slice(start, start + (opts.quick ? 150 : 600));
@@ -63,6 +84,14 @@ export async function engineBench(modelDir: string, sourceFile: string, opts: { 
       prefill_tokens: target,
       decode_ms_per_token_p50: round(median(decode)),
       decode_ms_per_token_spread: [round(Math.min(...decode)), round(Math.max(...decode))],
+      speculative: {
+        prompts: nPrompts,
+        equal_output: equal,
+        plain_ms: round(plainMs),
+        speculative_ms: round(specMs),
+        speedup: round(plainMs / specMs),
+        accepted_share: round(accepted / Math.max(1, drafted), 3),
+      },
       typing: {
         keystrokes: prefills.length,
         median_prefill_tokens: median(prefills),

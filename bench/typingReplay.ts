@@ -36,7 +36,7 @@ export async function typingReplay(workerPath: string, modelDir: string, files: 
   const info = await client.load(modelDir, { threads: opts.threads });
   const template = pickFimTemplate(info.specialTokens);
   const settings = defaultCompletionSettings();
-  const service = new CompletionService(client, () => template, () => settings);
+  const service = new CompletionService(client, () => template, () => settings, () => info.contextLength);
   const lag = monitorEventLoopDelay({ resolution: 1 });
   lag.enable();
   const outcomes: CompletionOutcome[] = [];

@@ -16,7 +16,8 @@ export async function serveStdio(client: EngineClient, input: NodeJS.ReadableStr
   const rl = readline.createInterface({ input, crlfDelay: Infinity });
   const settings = defaultCompletionSettings();
   const template = pickFimTemplate(client.modelInfo?.specialTokens ?? {});
-  const service = new CompletionService(client, () => template, () => settings);
+  const context = client.modelInfo?.contextLength ?? Infinity;
+  const service = new CompletionService(client, () => template, () => settings, () => context);
   for await (const line of rl) {
     if (line.trim() === '') continue;
     output.write(JSON.stringify(await handleLine(client, service, line)) + '\n');

@@ -3,6 +3,7 @@ import { CompletionCache } from './cache/completionCache';
 import { contextHash } from './cache/contextKey';
 import { ChunkRing } from './context/chunkRing';
 import { documentContext, type WindowBudget } from './context/documentContext';
+import { fitBudget } from './context/fitBudget';
 import type { FilterContext } from './filters/filterContext';
 import { postProcess } from './filters/pipeline';
 import type { Generator } from './generator';
@@ -56,6 +57,8 @@ export class CompletionService {
     private readonly generator: Generator,
     private readonly template: () => FimTemplate | null,
     private readonly settings: () => CompletionSettings,
+    /** The model's context in tokens (the prompt is fitted into it). */
+    private readonly contextTokens: () => number = () => Infinity,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
@@ -70,9 +73,10 @@ export class CompletionService {
   private prepare(req: CompletionRequest) {
     const s = this.settings();
     const template = this.template();
-    const ctx = documentContext(req.doc, req.cursor, s.budget);
+    const fit = fitBudget(s.budget, template?.fileHeader ? s.extraContextChars : 0, this.contextTokens(), s.preset.maxNewTokens);
+    const ctx = documentContext(req.doc, req.cursor, fit.budget);
     const mode = inlineMode(ctx.linePrefix, ctx.lineSuffix);
-    const extra = template?.fileHeader && s.extraContextChars > 0 ? this.ring.select(s.extraContextChars, req.path, ctx.prefix.slice(-2000) + ctx.suffix.slice(0, 1000)) : [];
+    const extra = fit.extraChars > 0 ? this.ring.select(fit.extraChars, req.path, ctx.prefix.slice(-2000) + ctx.suffix.slice(0, 1000)) : [];
     const hash = contextHash({ path: req.path, prefix: ctx.prefix, lineSuffix: ctx.lineSuffix, suffix: ctx.suffix, extra: extra.map((c) => c.path + c.text).join('\0') });
     return { s, template, ctx, mode, extra, hash };
   }

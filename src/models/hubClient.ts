@@ -327,7 +327,17 @@ export interface FileRef {
 export async function fileMetadata(ref: FileRef, opts: HubOptions & { signal?: AbortSignal } = {}): Promise<FileMetadata> {
   const url = resolveUrl(ref.endpoint, ref.repo, ref.revision, ref.file);
   const base = { method: 'HEAD' as const, token: opts.token, tokenOrigin: new URL(ref.endpoint).origin, signal: opts.signal, timeoutMs: opts.timeoutMs, userAgent: opts.userAgent };
-  const r = await hubRequest(url, { ...base, followRedirects: false });
+  // Hub-internal redirects (same origin, relative: a renamed repo, /api/resolve-cache/ for small files) are
+  // followed here; the first response that is not one carries the metadata (a redirect to the CDN, or the file).
+  let r = await hubRequest(url, { ...base, followRedirects: false });
+  for (let hop = 0; hop < 5; hop++) {
+    const loc = header(r.headers, 'location');
+    if (r.status < 300 || r.status >= 400 || !loc || header(r.headers, 'x-linked-size') !== undefined) break;
+    const next = new URL(loc, r.url);
+    if (next.origin !== new URL(url).origin) break;
+    r.body.resume();
+    r = await hubRequest(next.href, { ...base, followRedirects: false });
+  }
   r.body.resume();
   if (r.status >= 400) throw statusError(r.status, { url, ...ref, endpoint: ref.endpoint, tokenSent: r.tokenSent, errorCode: header(r.headers, 'x-error-code'), errorMessage: header(r.headers, 'x-error-message') });
   const linkedSize = header(r.headers, 'x-linked-size');

@@ -44,7 +44,12 @@ export class ModelLoader {
       this.info = info;
       this.template = pickFimTemplate(info.specialTokens);
       const ring = this.service?.ring;
-      this.service = new CompletionService(this.client, () => this.template, () => this.config.completion(vscode.window.activeTextEditor?.document));
+      this.service = new CompletionService(
+        this.client,
+        () => this.template,
+        () => this.config.completion(vscode.window.activeTextEditor?.document),
+        () => info.contextLength,
+      );
       if (ring) for (const c of ring.select(Infinity, '', '')) this.service.ring.add(c.path, c.text.split('\n'));
       this.log.info(
         `model ready: ${info.name}, ${path.basename(info.onnxFile)}, ${info.layers} layers, vocab ${info.vocab}, context ${info.contextLength}, ` +

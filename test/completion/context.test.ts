@@ -77,3 +77,13 @@ test('insertAt shows the document as if a suggestion were accepted', () => {
   assert.deepEqual([0, 1, 2, 3].map((i) => doc.lineAt(i)), ['def f():', '    x = 1', '    return x', 'print(1)']);
   assert.deepEqual(cursor, { line: 2, character: 12 });
 });
+
+test('budgets shrink to fit a small model context, 3/4 prefix and 1/4 suffix', async () => {
+  const { fitBudget, CHARS_PER_TOKEN } = await import('../../src/completion/context/fitBudget');
+  const b = { ...budget, prefixChars: 3000, suffixChars: 1000 };
+  assert.deepEqual(fitBudget(b, 0, 32768, 96).budget, b, 'a large context keeps the settings');
+  const small = fitBudget(b, 2000, 512, 96);
+  const total = small.budget.prefixChars + small.budget.suffixChars + small.extraChars;
+  assert.ok(total <= (512 - 96 - 16) * CHARS_PER_TOKEN);
+  assert.ok(small.budget.prefixChars > 2.5 * small.budget.suffixChars);
+});

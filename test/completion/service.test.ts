@@ -15,7 +15,7 @@ before(async () => {
 });
 after(async () => engine.dispose());
 
-const service = () => new CompletionService(engine, () => pickFimTemplate(engine.info.specialTokens), () => settings);
+const service = () => new CompletionService(engine, () => pickFimTemplate(engine.info.specialTokens), () => settings, () => engine.info.contextLength);
 const request = (text: string, cursor: number, explicit = false) => ({
   doc: textSource(text),
   cursor: positionAt(text, cursor),
