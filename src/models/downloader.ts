@@ -209,6 +209,11 @@ class SpeedMeter {
   private samples: { t: number; bytes: number }[] = [];
   constructor(private readonly windowMs = 5000) {}
   add(bytesTotal: number, now = Date.now()): void {
+    const last = this.samples[this.samples.length - 1];
+    if (last && now - last.t < 50) {
+      last.bytes = Math.max(last.bytes, bytesTotal);
+      if (this.samples.length > 1) return;
+    }
     this.samples.push({ t: now, bytes: bytesTotal });
     while (this.samples.length > 2 && now - this.samples[0].t > this.windowMs) this.samples.shift();
   }
@@ -236,6 +241,8 @@ interface FetchContext {
   opts: DownloadModelOptions;
   /** Called with the number of bytes of this file on disk so far. */
   onFileBytes: (n: number, jump?: boolean) => void;
+  /** Called before the sha256 pass over the whole file. */
+  onVerify: () => void;
 }
 
 /**
@@ -340,6 +347,7 @@ async function fetchFile(c: FetchContext): Promise<{ size: number; sha256?: stri
   }
   let sha256: string | undefined;
   if (meta.sha256) {
+    c.onVerify();
     sha256 = await sha256File(part, opts.signal).catch((e) => {
       if (opts.signal?.aborted) throw new HubError('cancelled', `Download of ${c.repo} cancelled`, { repo: c.repo, file: c.file });
       throw e;
@@ -462,11 +470,12 @@ export async function downloadModel(opts: DownloadModelOptions): Promise<Downloa
         else meter.add(doneBefore + current);
         emit('download');
       },
+      onVerify: () => emit('verify', true),
     });
     current = 0;
     doneBefore += res.size;
     out.push({ path: f.path, size: res.size, sha256: res.sha256 });
-    emit('verify', true);
+    emit('download', true);
   }
 
   const manifest: ModelManifest = {

@@ -1,0 +1,203 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import Module from 'node:module';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, beforeEach, test } from 'node:test';
+import { fakeModelFiles, startFakeHub, type FakeHub } from './fakeHub';
+
+/**
+ * The Download Model command against the fake hub, with a scripted stand-in for the `vscode` module
+ * (only the calls the command makes). The real extension host is covered by the integration suite.
+ */
+
+interface Call {
+  fn: string;
+  args: unknown[];
+}
+
+const calls: Call[] = [];
+const settings = new Map<string, unknown>();
+const secrets = new Map<string, string>();
+let quickPick: (items: { label: string; repo?: string; custom?: boolean }[]) => unknown;
+let inputBox: (opts: { validateInput?: (v: string) => string | undefined }) => string | undefined;
+let infoAnswer: string | undefined;
+let errorAnswer: string | undefined;
+const progressMessages: string[] = [];
+const registered = new Map<string, (...a: unknown[]) => unknown>();
+
+const fakeVscode = {
+  QuickPickItemKind: { Separator: -1, Default: 0 },
+  ProgressLocation: { Notification: 15 },
+  ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
+  Disposable: { from: (...d: unknown[]) => ({ dispose: () => d }) },
+  Uri: { parse: (s: string) => ({ toString: () => s }) },
+  env: { openExternal: async (u: unknown) => (calls.push({ fn: 'openExternal', args: [u] }), true) },
+  commands: {
+    registerCommand: (id: string, fn: (...a: unknown[]) => unknown) => (registered.set(id, fn), { dispose() {} }),
+    executeCommand: async (id: string, ...args: unknown[]) => (calls.push({ fn: 'executeCommand', args: [id, ...args] }), undefined),
+  },
+  workspace: {
+    getConfiguration: (section: string) => ({
+      get: (k: string) => settings.get(`${section}.${k}`),
+      inspect: (k: string) => ({ key: `${section}.${k}`, globalValue: settings.get(`${section}.${k}`) }),
+      update: async (k: string, v: unknown, target: number) => {
+        calls.push({ fn: 'update', args: [`${section}.${k}`, v, target] });
+        if (v === undefined) settings.delete(`${section}.${k}`);
+        else settings.set(`${section}.${k}`, v);
+      },
+    }),
+  },
+  window: {
+    showQuickPick: async (items: { label: string }[]) => (calls.push({ fn: 'showQuickPick', args: [items] }), quickPick(items)),
+    showInputBox: async (opts: { validateInput?: (v: string) => string | undefined }) => (calls.push({ fn: 'showInputBox', args: [opts] }), inputBox(opts)),
+    showInformationMessage: async (msg: string, ...items: string[]) => (calls.push({ fn: 'info', args: [msg, ...items] }), items.length ? infoAnswer : undefined),
+    showWarningMessage: async (msg: string) => (calls.push({ fn: 'warn', args: [msg] }), undefined),
+    showErrorMessage: async (msg: string, ...items: string[]) => (calls.push({ fn: 'error', args: [msg, ...items] }), items.length ? errorAnswer : undefined),
+    withProgress: async <T>(opts: { cancellable: boolean }, task: (p: { report(v: { message?: string }): void }, t: unknown) => Promise<T>) => {
+      assert.equal(opts.cancellable, true);
+      const token = { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) };
+      return task({ report: (v) => v.message && progressMessages.push(v.message) }, token);
+    },
+  },
+};
+
+const M = Module as unknown as { _load: (req: string, parent: unknown, isMain: boolean) => unknown };
+const originalLoad = M._load;
+M._load = function (req: string, parent: unknown, isMain: boolean) {
+  if (req === 'vscode') return fakeVscode;
+  return originalLoad.call(this, req, parent, isMain);
+};
+const cmd: typeof import('../../src/vscode/downloadModel') = require('../../src/vscode/downloadModel');
+
+const QWEN = 'onnx-community/Qwen2.5-Coder-0.5B-Instruct';
+const log = { info() {}, warn() {}, error() {}, debug() {} } as unknown as import('vscode').LogOutputChannel;
+let hub: FakeHub;
+let storage: string;
+let context: import('vscode').ExtensionContext;
+
+before(async () => {
+  hub = await startFakeHub({
+    [QWEN]: { files: fakeModelFiles(120_000, 3) },
+    'acme/tiny-coder': { files: { ...fakeModelFiles(60_000, 4), 'README.md': Buffer.from('# hi'), 'onnx/model_fp16.onnx': Buffer.alloc(2000) } },
+    'acme/gated': { files: fakeModelFiles(10_000, 5), token: 'hf_ok' },
+    'acme/no-onnx': { files: { 'config.json': Buffer.from('{}'), 'tokenizer.json': Buffer.from('{}'), 'model.safetensors': Buffer.alloc(10) } },
+  });
+});
+after(() => {
+  M._load = originalLoad;
+  return hub.close();
+});
+beforeEach(() => {
+  storage = fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-cmd-'));
+  context = {
+    globalStorageUri: { fsPath: storage },
+    secrets: {
+      get: async (k: string) => secrets.get(k),
+      store: async (k: string, v: string) => void secrets.set(k, v),
+      delete: async (k: string) => void secrets.delete(k),
+    },
+  } as unknown as import('vscode').ExtensionContext;
+  calls.length = 0;
+  progressMessages.length = 0;
+  settings.clear();
+  secrets.clear();
+  settings.set('ghostline.hub.endpoint', hub.endpoint);
+  infoAnswer = undefined;
+  errorAnswer = undefined;
+});
+
+test('registers ghostline.downloadModel and ghostline.setHubToken', () => {
+  cmd.registerModelCommands(context, { log });
+  assert.ok(registered.has('ghostline.downloadModel'));
+  assert.ok(registered.has('ghostline.setHubToken'));
+});
+
+test('a recommended model: picked, downloaded with progress, then switched to', async () => {
+  quickPick = (items) => {
+    assert.ok(items.some((i) => i.custom), 'offers a repo id');
+    return items.find((i) => i.repo === QWEN);
+  };
+  infoAnswer = 'Use Model';
+  settings.set('ghostline.modelFile', 'model_q4.onnx');
+  let switched = '';
+  const dir = await cmd.downloadModelCommand(context, { log, onModelSwitched: (d) => (switched = d) });
+  assert.ok(dir && fs.existsSync(path.join(dir, 'onnx', 'model_quantized.onnx')));
+  assert.equal(switched, dir);
+  assert.deepEqual(calls.find((c) => c.fn === 'update' && c.args[0] === 'ghostline.modelPath')?.args, ['ghostline.modelPath', dir, 1]);
+  assert.equal(settings.get('ghostline.modelFile'), undefined, 'the old modelFile is cleared');
+  assert.ok(progressMessages.some((m) => /kB \/ .*kB/.test(m)), progressMessages.join('\n'));
+  const items = cmd.installedModelItems(context);
+  assert.equal(items.length, 1);
+  assert.equal(items[0].dir, dir);
+  assert.match(items[0].description ?? '', /downloaded, \d+(\.\d)? kB/);
+  // The picker now marks it installed.
+  quickPick = (list) => {
+    const qwen = list.find((i) => i.repo === QWEN) as { description?: string };
+    assert.match(qwen.description ?? '', /installed/);
+    return undefined;
+  };
+  assert.equal(await cmd.downloadModelCommand(context, { log }), undefined);
+});
+
+test('a typed repo id: validated, its files chosen from the hub listing', async () => {
+  quickPick = (items) => items.find((i) => i.custom);
+  inputBox = (opts) => {
+    assert.match(opts.validateInput!('nope') ?? '', /owner\/name/);
+    assert.ok(opts.validateInput!('a/b/c'));
+    assert.equal(opts.validateInput!('acme/tiny-coder'), undefined);
+    assert.equal(opts.validateInput!('acme/tiny-coder@main'), undefined);
+    return 'acme/tiny-coder';
+  };
+  infoAnswer = 'Not Now';
+  const dir = await cmd.downloadModelCommand(context, { log });
+  assert.ok(dir);
+  assert.deepEqual(fs.readdirSync(path.join(dir, 'onnx')), ['model_quantized.onnx'], 'int8 chosen over fp16');
+  assert.ok(!fs.existsSync(path.join(dir, 'README.md')));
+  assert.ok(!calls.some((c) => c.fn === 'update'), 'not switched');
+});
+
+test('a repo without ONNX export is explained', async () => {
+  assert.equal(await cmd.downloadModelCommand(context, { log }, 'acme/no-onnx'), undefined);
+  const err = calls.find((c) => c.fn === 'error');
+  assert.match(String(err?.args[0]), /needs an ONNX export/);
+});
+
+test('a gated repo asks for a token; the stored token (or HF_TOKEN) is then used', async () => {
+  errorAnswer = 'Set Token';
+  assert.equal(await cmd.downloadModelCommand(context, { log }, { repo: 'acme/gated', use: false }), undefined);
+  const err = calls.find((c) => c.fn === 'error')!;
+  assert.match(String(err.args[0]), /gated or private/);
+  assert.deepEqual(err.args.slice(1), ['Set Token', 'Open Model Page']);
+  assert.ok(calls.some((c) => c.fn === 'executeCommand' && c.args[0] === 'ghostline.setHubToken'));
+  // The token command stores it in SecretStorage.
+  cmd.registerModelCommands(context, { log });
+  inputBox = () => 'hf_ok';
+  await registered.get('ghostline.setHubToken')!();
+  assert.equal(secrets.get(cmd.TOKEN_SECRET), 'hf_ok');
+  assert.ok(await cmd.downloadModelCommand(context, { log }, { repo: 'acme/gated', use: false }));
+  // HF_TOKEN from the environment works too.
+  secrets.clear();
+  fs.rmSync(path.join(storage, 'models'), { recursive: true });
+  process.env.HF_TOKEN = 'hf_ok';
+  try {
+    assert.ok(await cmd.downloadModelCommand(context, { log }, { repo: 'acme/gated', use: false }));
+  } finally {
+    delete process.env.HF_TOKEN;
+  }
+});
+
+test('the endpoint: the user setting, else HF_ENDPOINT, else huggingface.co', () => {
+  assert.equal(cmd.hubEndpoint(), hub.endpoint);
+  settings.delete('ghostline.hub.endpoint');
+  const saved = process.env.HF_ENDPOINT;
+  process.env.HF_ENDPOINT = 'https://mirror.example';
+  try {
+    assert.equal(cmd.hubEndpoint(), 'https://mirror.example');
+    delete process.env.HF_ENDPOINT;
+    assert.equal(cmd.hubEndpoint(), 'https://huggingface.co');
+  } finally {
+    if (saved === undefined) delete process.env.HF_ENDPOINT;
+    else process.env.HF_ENDPOINT = saved;
+  }
+});

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { INCOMPLETE_MARKER } from '../../src/models/downloader';
+import { isValidRepoId, parseRepoRef, resolveUrl, sha256FromEtag } from '../../src/models/hubClient';
+import { listInstalledModels, listPartialDownloads, removeInstalledModel } from '../../src/models/installedModels';
+import { externalDataFiles, formatBytes, formatDuration, pickModelFiles, RECOMMENDED_MODELS } from '../../src/models/recommended';
+
+test('recommended models are well formed', () => {
+  assert.ok(RECOMMENDED_MODELS.length >= 3);
+  const seen = new Set<string>();
+  for (const m of RECOMMENDED_MODELS) {
+    assert.ok(isValidRepoId(m.repo), m.repo);
+    assert.ok(!seen.has(m.repo), `duplicate ${m.repo}`);
+    seen.add(m.repo);
+    assert.ok(m.revision === 'main' || /^[0-9a-f]{40}$/.test(m.revision), m.revision);
+    const paths = m.files.map((f) => f.path);
+    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) assert.ok(paths.includes(f), `${m.repo} ${f}`);
+    assert.ok(paths.some((p) => p.endsWith('.onnx')), m.repo);
+    assert.ok(m.approxBytes > 1e6 && m.license && m.description);
+  }
+});
+
+test('repo ids and references', () => {
+  for (const ok of ['onnx-community/Qwen2.5-Coder-0.5B-Instruct', 'HuggingFaceTB/SmolLM2-135M', 'a/b', 'A_1/x.y-z']) assert.ok(isValidRepoId(ok), ok);
+  for (const bad of ['', 'gpt2', 'a/b/c', 'a /b', 'a/b c', '.a/b', 'a/b.', 'a/b..c', 'a/b--c', 'a/b.git', 'é/b']) assert.ok(!isValidRepoId(bad), bad);
+  assert.deepEqual(parseRepoRef(' acme/x '), { repo: 'acme/x', revision: 'main' });
+  assert.deepEqual(parseRepoRef('acme/x@v1.0'), { repo: 'acme/x', revision: 'v1.0' });
+  assert.deepEqual(parseRepoRef('https://huggingface.co/acme/x'), { repo: 'acme/x', revision: 'main' });
+  assert.deepEqual(parseRepoRef('https://huggingface.co/acme/x/tree/dev'), { repo: 'acme/x', revision: 'dev' });
+  assert.throws(() => parseRepoRef('nope'), /owner\/name/);
+  assert.equal(resolveUrl('https://huggingface.co/', 'a/b', 'main', 'onnx/model q4.onnx'), 'https://huggingface.co/a/b/resolve/main/onnx/model%20q4.onnx');
+});
+
+test('sha256 only from LFS etags', () => {
+  const sha = 'a'.repeat(64);
+  assert.equal(sha256FromEtag(`"${sha}"`), sha);
+  assert.equal(sha256FromEtag(`W/"${sha.toUpperCase()}"`), sha);
+  assert.equal(sha256FromEtag('"' + 'b'.repeat(40) + '"'), undefined);
+  assert.equal(sha256FromEtag(undefined), undefined);
+});
+
+test('pickModelFiles prefers int8 on CPU and takes external data', () => {
+  const all = [
+    'config.json',
+    'generation_config.json',
+    'tokenizer.json',
+    'tokenizer_config.json',
+    'onnx/model.onnx',
+    'onnx/model.onnx_data',
+    'onnx/model_fp16.onnx',
+    'onnx/model_q4.onnx',
+    'onnx/model_quantized.onnx',
+  ];
+  assert.equal(pickModelFiles(all).onnx, 'onnx/model_quantized.onnx');
+  const fp32 = pickModelFiles(all, 'model.onnx');
+  assert.deepEqual(
+    fp32.files.map((f) => f.path),
+    ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model.onnx', 'onnx/model.onnx_data'],
+  );
+  assert.deepEqual(externalDataFiles('onnx/model.onnx', ['onnx/model.onnx_data_10', 'onnx/model.onnx_data', 'onnx/model.onnx_data_2']), [
+    'onnx/model.onnx_data',
+    'onnx/model.onnx_data_2',
+    'onnx/model.onnx_data_10',
+  ]);
+  const merged = pickModelFiles(['config.json', 'tokenizer.json', 'onnx/decoder_model_merged.onnx', 'onnx/decoder_with_past_model.onnx']);
+  assert.equal(merged.onnx, 'onnx/decoder_model_merged.onnx');
+  const none = pickModelFiles(['config.json', 'model.safetensors']);
+  assert.equal(none.onnx, undefined);
+  assert.deepEqual(none.missing, ['tokenizer.json', 'an .onnx file']);
+});
+
+test('installed models: complete folders only, with sizes', () => {
+  const storage = fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-installed-'));
+  const mk = (name: string, files: Record<string, number>) => {
+    for (const [f, n] of Object.entries(files)) {
+      const p = path.join(storage, 'models', name, f);
+      fs.mkdirSync(path.dirname(p), { recursive: true });
+      fs.writeFileSync(p, Buffer.alloc(n));
+    }
+  };
+  mk('acme--good', { 'config.json': 10, 'tokenizer.json': 20, 'onnx/model_q4.onnx': 1000, 'onnx/model_q4.onnx_data': 500 });
+  mk('acme--nomodel', { 'config.json': 10, 'tokenizer.json': 20 });
+  mk('acme--partial', { 'config.json': 10, 'tokenizer.json': 20, 'onnx/model.onnx': 5, 'onnx/model.onnx_data.part': 7, [INCOMPLETE_MARKER]: 1 });
+  const installed = listInstalledModels(storage);
+  assert.deepEqual(installed.map((m) => [m.repo, m.sizeBytes, m.onnxFiles]), [['acme/good', 1530, ['onnx/model_q4.onnx']]]);
+  assert.deepEqual(listPartialDownloads(storage).map((m) => m.repo), ['acme/nomodel', 'acme/partial']);
+  assert.deepEqual(listInstalledModels(path.join(storage, 'missing')), []);
+  assert.throws(() => removeInstalledModel(storage, os.tmpdir()), /not a downloaded model/);
+  removeInstalledModel(storage, installed[0].dir);
+  assert.deepEqual(listInstalledModels(storage), []);
+});
+
+test('formatting', () => {
+  assert.equal(formatBytes(639_000_000), '639 MB');
+  assert.equal(formatBytes(1_580_000_000), '1.58 GB');
+  assert.equal(formatDuration(125), '2 min 5 s');
+  assert.equal(formatDuration(Infinity), '?');
+});
