@@ -4,6 +4,7 @@ import { AdaptiveDebounce } from './completion/adaptiveDebounce';
 import { SessionStats } from './completion/sessionStats';
 import { EngineClient } from './engine/client';
 import { registerCommands } from './vscode/commands';
+import { registerModelCommands } from './vscode/downloadModel';
 import { Config } from './vscode/config';
 import { InlineProvider } from './vscode/inlineProvider';
 import { ModelLoader } from './vscode/modelLoader';
@@ -43,7 +44,8 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
       { pattern: '**' },
       new InlineProvider({ service: () => loader.service, enabled: () => enabled.value, config, status, stats, debounce, log }),
     ),
-    registerCommands({ client: engine, config, status, stats, loader, log, extensionPath: context.extensionPath, state: context.globalState, enabled }),
+    registerCommands({ client: engine, config, status, stats, loader, log, context, enabled }),
+    registerModelCommands(context, { log }),
     feedRing(() => loader.service?.ring ?? null),
     vscode.workspace.onDidChangeTextDocument((e) => {
       if (e.document === vscode.window.activeTextEditor?.document && e.contentChanges.length > 0) debounce.keystroke(performance.now());

@@ -56,7 +56,7 @@ export class Engine {
       vocab: c.vocab,
       contextLength: contextLength(cfg),
       eosIds: eos,
-      specialTokens: Object.fromEntries(tokenizer.specialTokens),
+      specialTokens: Object.fromEntries(tokenizer.addedTokens),
       kvBytesPerToken: c.layers * 2 * c.kvHeads * c.headDim * (c.kvType === 'float32' ? 4 : 2),
       threads,
       modelType: typeof cfg.model_type === 'string' ? cfg.model_type : 'unknown',

@@ -7,15 +7,23 @@ export class TextTokenizer {
   readonly specialIds: ReadonlySet<number>;
   /** Special token text -> id. */
   readonly specialTokens: ReadonlyMap<string, number>;
+  /**
+   * Every added token, special or not -> id. Some tokenizers (DeepSeek-Coder's) declare their FIM markers
+   * as added tokens without the special flag; prompt templates look them up here.
+   */
+  readonly addedTokens: ReadonlyMap<string, number>;
   /** Highest id + 1 (base vocabulary and added tokens). */
   readonly vocabSize: number;
 
   constructor(tokenizerJson: object, tokenizerConfig: object) {
     this.tok = new Tokenizer(tokenizerJson, tokenizerConfig);
     const special = new Map<string, number>();
-    for (const [id, added] of this.tok.get_added_tokens_decoder()) {
-      if (added.special) special.set(added.content, id);
+    const added = new Map<string, number>();
+    for (const [id, token] of this.tok.get_added_tokens_decoder()) {
+      added.set(token.content, id);
+      if (token.special) special.set(token.content, id);
     }
+    this.addedTokens = added;
     this.specialTokens = special;
     this.specialIds = new Set(special.values());
     let max = -1;
@@ -23,9 +31,13 @@ export class TextTokenizer {
     this.vocabSize = max + 1;
   }
 
-  /** Encodes text; special-token strings in the text become their ids (prompts carry FIM markers). */
+  /**
+   * Encodes text as Hugging Face does by default: the tokenizer's post-processor adds what the model expects
+   * (DeepSeek-Coder's begin-of-sentence token; nothing for most code models). Special-token strings in the
+   * text become their ids (prompts carry FIM markers).
+   */
   encode(text: string): number[] {
-    return this.tok.encode(text, { add_special_tokens: false }).ids;
+    return this.tok.encode(text, { add_special_tokens: true }).ids;
   }
 
   decode(ids: ArrayLike<number>): string {

@@ -47,7 +47,7 @@ export interface ModelInfo {
   vocab: number;
   contextLength: number;
   eosIds: number[];
-  /** Special tokens by text, so the completion layer can pick a FIM template. */
+  /** Added tokens (special or not) by text, so the completion layer can pick a FIM template. */
   specialTokens: Record<string, number>;
   kvBytesPerToken: number;
   threads: number;

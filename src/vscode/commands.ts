@@ -5,6 +5,7 @@ import type { SessionStats } from '../completion/sessionStats';
 import type { EngineClient } from '../engine/client';
 import { defaultModelDir } from '../engine/defaultModel';
 import type { Config } from './config';
+import { installedModelItems } from './downloadModel';
 import { generateFromSelection, type GenerateArgs } from './generateFromSelection';
 import type { ModelLoader } from './modelLoader';
 import type { StatusBar } from './statusBar';
@@ -16,8 +17,7 @@ export interface CommandDeps {
   stats: SessionStats;
   loader: ModelLoader;
   log: vscode.LogOutputChannel;
-  extensionPath: string;
-  state: vscode.Memento;
+  context: vscode.ExtensionContext;
   enabled: { value: boolean };
 }
 
@@ -29,7 +29,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
     ),
     reg('ghostline.toggle', async () => {
       d.enabled.value = !d.enabled.value;
-      await d.state.update('ghostline.enabled', d.enabled.value);
+      await d.context.globalState.update('ghostline.enabled', d.enabled.value);
       if (!d.enabled.value) d.loader.service?.cancelAll();
       d.status.set(d.enabled.value ? (d.loader.info ? 'idle' : 'error') : 'disabled');
       void vscode.window.setStatusBarMessage(`Ghostline inline completions ${d.enabled.value ? 'on' : 'off'}`, 2000);
@@ -59,6 +59,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
         { label: d.enabled.value ? '$(circle-slash) Disable inline completions' : '$(check) Enable inline completions', command: 'ghostline.toggle' },
         { label: '$(sparkle) Generate from Selection', command: 'ghostline.generateFromSelection' },
         { label: '$(database) Select Model', description: d.loader.info?.name, command: 'ghostline.selectModel' },
+        { label: '$(cloud-download) Download Model', command: 'ghostline.downloadModel' },
         { label: '$(graph) Show Stats', command: 'ghostline.showStats' },
         { label: '$(output) Show Log', command: 'ghostline.showLog' },
         { label: '$(debug-restart) Restart Engine', command: 'ghostline.restartEngine' },
@@ -73,13 +74,19 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
 }
 
 async function selectModel(d: CommandDeps): Promise<void> {
-  const bundled = defaultModelDir(d.extensionPath);
-  const items: (vscode.QuickPickItem & { dir?: string })[] = [
+  const bundled = defaultModelDir(d.context.extensionPath);
+  const items: (vscode.QuickPickItem & { dir?: string; command?: string })[] = [
     { label: `$(package) ${path.basename(bundled)}`, description: `bundled, ${sizeMb(bundled)}`, dir: '' },
+    ...installedModelItems(d.context).map((i) => ({ ...i, label: `$(database) ${i.label}` })),
+    { label: '$(cloud-download) Download a model…', description: 'recommended models or any Hugging Face repo', command: 'ghostline.downloadModel' },
     { label: '$(folder-opened) Choose a model folder…', description: 'config.json, tokenizer.json, onnx/model*.onnx' },
   ];
   const pick = await vscode.window.showQuickPick(items, { title: 'Ghostline: Select Model' });
   if (!pick) return;
+  if (pick.command) {
+    await vscode.commands.executeCommand(pick.command);
+    return;
+  }
   let dir = pick.dir;
   if (dir === undefined) {
     const uri = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, openLabel: 'Use this model' });

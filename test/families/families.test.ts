@@ -245,12 +245,27 @@ for (const exp of EXPECTED) {
       for (const s of exp.specials) assert.equal(engine.info.specialTokens[s], ref.special_tokens[s], s);
     });
 
+    /** The BOS token id when the tokenizer adds one (DeepSeek-Coder), else undefined. */
+    const bosId = (): number | undefined => {
+      const cfg = readModelFolder(dir).tokenizerConfig as { add_bos_token?: boolean; bos_token?: string | { content: string } };
+      if (cfg.add_bos_token !== true || !cfg.bos_token) return undefined;
+      return engine.info.specialTokens[typeof cfg.bos_token === 'string' ? cfg.bos_token : cfg.bos_token.content];
+    };
+    /** The reference prompt without a leading BOS text: the engine's encoding adds the token itself. */
+    const promptText = (): string => {
+      const id = bosId();
+      const bos = id === undefined ? undefined : Object.keys(engine.info.specialTokens).find((k) => engine.info.specialTokens[k] === id);
+      return bos && ref.prompt.startsWith(bos) ? ref.prompt.slice(bos.length) : ref.prompt;
+    };
+
     test('the JS tokenizer gives the ids the reference was made with', () => {
       const folder = readModelFolder(dir);
       const tok = new TextTokenizer(folder.tokenizerJson, folder.tokenizerConfig);
-      assert.deepEqual(tok.encode(ref.prompt), ref.prompt_ids);
+      assert.deepEqual(tok.encode(promptText()), ref.prompt_ids);
       for (const sample of ref.tokenizer_samples) {
-        assert.deepEqual(tok.encode(sample.text), sample.ids, JSON.stringify(sample.text));
+        // The engine encodes as Hugging Face does by default: with the begin-of-sentence token where the model wants one.
+        const expected = bosId() !== undefined && sample.ids[0] !== bosId() ? [bosId()!, ...sample.ids] : sample.ids;
+        assert.deepEqual(tok.encode(sample.text), expected, JSON.stringify(sample.text));
         assert.equal(tok.decode(sample.ids), sample.text, 'decode round-trips');
       }
       assert.ok(tok.vocabSize <= model.contract.vocab);
@@ -291,13 +306,13 @@ for (const exp of EXPECTED) {
 
     test('the engine generates the reference greedy tokens', async () => {
       engine.resetCache();
-      const r = await engine.generate(ref.prompt, { maxNewTokens: ref.n_decode });
+      const r = await engine.generate(promptText(), { maxNewTokens: ref.n_decode });
       assert.equal(r.stats.promptTokens, ref.prompt_ids.length);
       assert.deepEqual(r.tokens, ref.greedy_tokens.slice(0, ref.n_decode));
     });
 
     test('greedy output is the same with the reused KV cache and after resetCache()', async () => {
-      const base = ref.prompt;
+      const base = promptText();
       const prompts = [base, base + 'x', base + 'x = 1\n', base.slice(0, Math.floor(base.length * 0.6)), base];
       let reused = 0;
       for (const p of prompts) {
@@ -320,9 +335,10 @@ for (const exp of EXPECTED) {
       // The markers of the template are single special tokens of this tokenizer.
       const ids = engine.tokenize(t.fim('a', 'b'));
       const specialIds = new Set(Object.values(engine.info.specialTokens));
+      specialIds.delete(bosId() ?? -1);
       assert.equal(ids.filter((id) => specialIds.has(id)).length, 3);
       if (t.fileHeader) {
-        const header = engine.tokenize(t.fileHeader('src/a.py'));
+        const header = engine.tokenize(t.fileHeader('src/a.py')).filter((id) => id !== bosId());
         assert.ok(specialIds.has(header[0]), 'the file separator is a special token');
       }
       for (const s of t.stopTokens.filter((s) => exp.specials.includes(s))) assert.ok(s in engine.info.specialTokens, s);
