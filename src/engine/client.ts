@@ -26,6 +26,12 @@ interface Pending {
 
 type Reply<T extends FromWorker['type']> = Extract<FromWorker, { type: T }>;
 
+function cancelledResult(): GenerateResult {
+  const stats = { promptTokens: 0, reusedTokens: 0, prefillTokens: 0, generatedTokens: 0, truncatedTokens: 0, prefillMs: 0, decodeMs: 0, totalMs: 0, draftTokens: 0, acceptedDraftTokens: 0 };
+  const seq = { text: '', finishReason: 'cancelled' as const, logprob: NaN, tokens: [] };
+  return { ...seq, sequences: [seq], stats };
+}
+
 export interface EngineClientOptions {
   /** Path of the bundled worker script; defaults to worker.js next to this file. */
   workerPath?: string;
@@ -74,6 +80,8 @@ export class EngineClient {
   async generate(prompt: string, options: Partial<DecodeOptions> = {}, hooks: ClientGenerateOptions = {}): Promise<GenerateResult> {
     await this.ensureModel();
     const { signal, onText } = hooks;
+    // Cancelled before it was sent: no work at all.
+    if (signal?.aborted) return cancelledResult();
     const msg: ToWorker = { type: 'generate', id: 0, prompt, options, stream: !!onText };
     const reply = this.request<Reply<'done'>>(msg, onText, signal);
     return (await reply).result;
