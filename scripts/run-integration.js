@@ -87,7 +87,7 @@ async function runInCodeServer(opts) {
   const env = { GHOSTLINE_TEST_RESULTS: resultsFile };
   if (opts.grep) env.GHOSTLINE_TEST_GREP = opts.grep;
   const server = await cs.startCodeServer({ runDir, quiet: true, env });
-  let context;
+  let closeBrowser;
   let timer;
   try {
     const workspace = copyWorkspace(path.join(server.runDir, 'workspace'));
@@ -98,7 +98,7 @@ async function runInCodeServer(opts) {
       resolveExit = r;
     });
     const browser = await cs.openBrowser({ runDir: server.runDir, tmpDir: server.tmpDir, onExit: (code) => resolveExit(code) });
-    context = browser.context;
+    closeBrowser = browser.close;
     let sawLive = false;
     const consoleLog = fs.createWriteStream(path.join(server.runDir, 'browser-console.log'));
     browser.page.on('console', (m) => {
@@ -126,7 +126,7 @@ async function runInCodeServer(opts) {
     return code === 0 ? 0 : 1;
   } finally {
     clearTimeout(timer);
-    if (context) await context.close().catch(() => {});
+    if (closeBrowser) await closeBrowser();
     await server.stop();
   }
 }
@@ -155,7 +155,7 @@ async function runInElectron(opts) {
       extensionTestsPath: SUITE,
       extensionTestsEnv,
       launchArgs: [workspace, '--user-data-dir', userDataDir, '--extensions-dir', path.join(runDir, 'extensions'),
-        '--disable-workspace-trust', '--skip-welcome', '--skip-release-notes', '--disable-telemetry'],
+        '--disable-telemetry'],
     });
   } catch (err) {
     log(`test-electron failed: ${err && err.message ? err.message : err}`);

@@ -71,6 +71,8 @@ const EXPECTED_FILES = [
 const APT_PACKAGES = ['chromium', 'ripgrep', 'libkrb5-dev', 'libx11-dev', 'libxkbfile-dev', 'libsecret-1-dev',
   'pkg-config', 'build-essential', 'python3'];
 
+const KEEP_NPM_ENV = /^npm_config_(registry|cache|(https?_)?proxy|noproxy|no_proxy|cafile|ca|strict_ssl|userconfig|globalconfig|fetch_retr\w*|fetch_timeout|prefer_offline|offline)$/i;
+
 function log(msg) {
   process.stdout.write(`[setup-code-server] ${msg}\n`);
 }
@@ -270,8 +272,10 @@ async function install({ verbose, noApt }) {
 
   const env = { ...process.env };
   for (const k of Object.keys(env)) {
-    // Settings inherited from an outer `npm run` must not leak into this separate project.
-    if (/^npm_(config|package|lifecycle)_/i.test(k)) delete env[k];
+    // An outer `npm run`/`npm test` exports its whole config (and its project's) as npm_config_*: keep only
+    // how to reach the registry; in particular an exported allow-scripts would make npm refuse the install.
+    if (/^npm_(package|lifecycle)_/i.test(k)) delete env[k];
+    if (/^npm_config_/i.test(k) && !KEEP_NPM_ENV.test(k)) delete env[k];
   }
   Object.assign(env, {
     npm_config_unsafe_perm: 'true', // code-server's postinstall refuses to run as root without it

@@ -124,10 +124,10 @@ async function main() {
   const target = path.join(workspace, FILE);
   fs.writeFileSync(target, HEADER);
 
-  let context;
+  let closeBrowser;
   let page;
   try {
-    ({ context, page } = await cs.openBrowser({ runDir: server.runDir, tmpDir: server.tmpDir, headless }));
+    ({ close: closeBrowser, page } = await cs.openBrowser({ runDir: server.runDir, tmpDir: server.tmpDir, headless }));
     const consoleLog = fs.createWriteStream(path.join(server.runDir, 'browser-console.log'));
     page.on('console', (m) => consoleLog.write(`${m.type()}: ${m.text()}\n`));
     page.on('pageerror', (err) => consoleLog.write(`pageerror: ${err.stack || err}\n`));
@@ -154,19 +154,28 @@ async function main() {
       return 0;
     }
 
-    // Wait for the provider; after a while also ask for a suggestion explicitly (Alt+\).
+    // Wait for the provider; after 10 s also ask for a suggestion explicitly (Alt+\). An error notification
+    // from Ghostline (e.g. the model could not be loaded) ends the wait at once.
     const ghost = page.locator(GHOST_SELECTOR).first();
-    try {
-      await ghost.waitFor({ state: 'visible', timeout: Math.min(10_000, ghostTimeout) });
-    } catch {
-      await page.keyboard.press('Alt+Backslash');
-      try {
-        await ghost.waitFor({ state: 'visible', timeout: Math.max(1000, ghostTimeout - 10_000) });
-      } catch {
+    const errorToast = page.locator('.notifications-toasts .notification-list-item:has(.codicon-error) .notification-list-item-message');
+    const waitStart = Date.now();
+    let asked = false;
+    for (;;) {
+      if (await ghost.isVisible().catch(() => false)) break;
+      const errors = (await errorToast.allInnerTexts().catch(() => [])).filter((t) => /ghostline/i.test(t));
+      if (errors.length) {
+        throw new Error(`Ghostline showed an error instead of ghost text: ${errors.map((n) => JSON.stringify(n.replace(/\s+/g, ' '))).join(', ')}`);
+      }
+      if (!asked && Date.now() - waitStart > Math.min(10_000, ghostTimeout / 2)) {
+        asked = true;
+        await page.keyboard.press('Alt+Backslash');
+      }
+      if (Date.now() - waitStart > ghostTimeout) {
         const notes = await page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts().catch(() => []);
         throw new Error(`no ghost text within ${ghostTimeout / 1000} s after typing (also asked with Alt+\\)` +
           (notes.length ? `; notifications: ${notes.map((n) => JSON.stringify(n.replace(/\s+/g, ' '))).join(', ')}` : ''));
       }
+      await sleep(200);
     }
     await sleep(300); // let a streaming suggestion settle before reading it
     const shown = await ghostText(page);
@@ -199,7 +208,7 @@ async function main() {
     console.error(`[e2e] logs: ${server.runDir} (code-server.log, user-data/logs, browser-console.log); screenshot test-results/e2e-failure.png`);
     return 1;
   } finally {
-    if (context) await context.close().catch(() => {});
+    if (closeBrowser) await closeBrowser();
     await server.stop();
     fs.writeFileSync(path.join(RESULTS, 'e2e-timings.json'), JSON.stringify(timings, null, 2) + '\n');
   }
