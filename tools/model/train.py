@@ -97,24 +97,25 @@ class Sampler:
         return out
 
     def pick_span(self, text: str, rng: random.Random):
-        """(cursor, end) of the middle."""
+        """(start, end) of the middle.
+
+        Half of the time the middle is a whole non-blank line from its start (sometimes with a few more
+        lines): Ghostline's prompt builder splits the prefix at the start of the cursor line and puts the
+        line's text before the cursor after <fim_middle>, so the model learns to continue that line and end
+        it with <|endoftext|>. Otherwise a random span (cursor anywhere)."""
         if rng.random() < 0.5:
-            # inside a line: rest of the line, sometimes plus following lines
             for _ in range(10):
                 c = rng.randrange(0, len(text))
                 ls = text.rfind("\n", 0, c) + 1
                 le = text.find("\n", c)
                 le = len(text) if le < 0 else le
-                line = text[ls:le]
-                if line.strip():
-                    indent = len(line) - len(line.lstrip())
-                    c = rng.randint(ls + indent, le)
+                if text[ls:le].strip():
                     end = le
                     if rng.random() < 0.3:
                         for _ in range(rng.randint(1, 4)):
                             nx = text.find("\n", end + 1)
                             end = len(text) if nx < 0 else nx
-                    return c, end
+                    return ls, end
         c = rng.randrange(0, len(text))
         length = min(int(rng.expovariate(1 / 150)), 600)
         return c, min(len(text), c + length)
