@@ -86,6 +86,7 @@ async function runInCodeServer(opts) {
   // The extension host inherits the server's environment.
   const env = { GHOSTLINE_TEST_RESULTS: resultsFile };
   if (opts.grep) env.GHOSTLINE_TEST_GREP = opts.grep;
+  if (process.env.GHOSTLINE_TEST_MODEL) env.GHOSTLINE_TEST_MODEL = path.resolve(process.env.GHOSTLINE_TEST_MODEL);
   const server = await cs.startCodeServer({ runDir, quiet: true, env });
   let closeBrowser;
   let timer;
@@ -147,6 +148,7 @@ async function runInElectron(opts) {
   const resultsFile = path.join(runDir, 'results.json');
   const extensionTestsEnv = { GHOSTLINE_TEST_RESULTS: resultsFile };
   if (opts.grep) extensionTestsEnv.GHOSTLINE_TEST_GREP = opts.grep;
+  if (process.env.GHOSTLINE_TEST_MODEL) extensionTestsEnv.GHOSTLINE_TEST_MODEL = path.resolve(process.env.GHOSTLINE_TEST_MODEL);
   let code;
   try {
     code = await runTests({

@@ -52,7 +52,9 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
       const end = deps.status.begin();
       try {
         const outcome = await service.complete(req, ac.signal);
-        if (deps.status.current === 'error') deps.status.set('idle');
+        // A success clears a request error (a crashed worker that restarted), unless the model itself has
+        // gone meanwhile (a failed load replaced this service).
+        if (deps.status.current === 'error' && deps.service() === service) deps.status.set('idle');
         return this.items(outcome, position);
       } finally {
         end();

@@ -49,21 +49,25 @@ async function setWorkspace(key: string, value: unknown): Promise<void> {
   await vscode.workspace.getConfiguration('ghostline').update(key, value, vscode.ConfigurationTarget.Workspace);
 }
 
+/** GHOSTLINE_TEST_MODEL runs the suite against another model folder (the default: the bundled model). */
+const MODEL = process.env.GHOSTLINE_TEST_MODEL;
+
 before(async () => {
   folder = vscode.workspace.workspaceFolders![0].uri.fsPath;
   api = await activeApi();
-  await waitFor(() => api.loader.info !== null, 'the default model to load', 60_000);
+  if (MODEL) await vscode.workspace.getConfiguration('ghostline').update('modelPath', MODEL, vscode.ConfigurationTarget.Global);
+  await waitFor(() => api.loader.info !== null && (!MODEL || api.loader.info.dir === path.resolve(MODEL)), 'the model to load', 60_000);
 });
 
 after(async () => {
   for (const key of ['enable', 'inline.topK', 'modelPath']) await setWorkspace(key, undefined);
-  await vscode.workspace.getConfiguration('ghostline').update('modelPath', undefined, vscode.ConfigurationTarget.Global);
+  await vscode.workspace.getConfiguration('ghostline').update('modelPath', MODEL, vscode.ConfigurationTarget.Global);
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 });
 
 test('the default model is loaded and the status bar is idle', async () => {
   assert.ok(api.loader.info);
-  assert.equal(api.loader.info.name, 'ghostline-code-small');
+  assert.equal(api.loader.info.name, MODEL ? path.basename(MODEL) : 'ghostline-code-small');
   await waitFor(() => api.status.current === 'idle', 'status idle', 10_000);
 });
 
@@ -133,6 +137,6 @@ test('a missing model folder is a clear error, and switching back recovers', asy
   await waitFor(() => api.status.current === 'error' && api.loader.info === null, 'status error for the missing model', 20_000);
   const nothing = await vscode.commands.executeCommand<string | null>('ghostline.generateFromSelection', { autoAccept: true });
   assert.equal(nothing, null);
-  await vscode.workspace.getConfiguration('ghostline').update('modelPath', undefined, vscode.ConfigurationTarget.Global);
-  await waitFor(() => api.loader.info !== null && api.status.current === 'idle', 'the default model again', 60_000);
+  await vscode.workspace.getConfiguration('ghostline').update('modelPath', MODEL, vscode.ConfigurationTarget.Global);
+  await waitFor(() => api.loader.info !== null && api.status.current === 'idle', 'the model again', 60_000);
 });
