@@ -9,30 +9,27 @@ import type { DecodeOptions } from '../engine/decodeOptions';
  * of the cursor, up to `blockLines` lines on an empty line or after a block opener, and a time budget that
  * applies once the first line is complete.
  */
-export interface InlinePreset {
+/** The decode knobs both presets have. */
+export interface SamplingPreset {
   temperature: number;
   topK: number;
   topP: number;
   minP: number;
   repetitionPenalty: number;
   maxNewTokens: number;
-  blockLines: number;
   timeBudgetMs: number;
   stop: string[];
   seed: number;
 }
 
-export interface GeneratePreset {
-  temperature: number;
-  topK: number;
-  topP: number;
-  minP: number;
-  repetitionPenalty: number;
-  maxNewTokens: number;
+export interface InlinePreset extends SamplingPreset {
+  /** Lines of a block suggestion at most. */
+  blockLines: number;
+}
+
+export interface GeneratePreset extends SamplingPreset {
+  /** 0: no line limit. */
   maxLines: number;
-  timeBudgetMs: number;
-  stop: string[];
-  seed: number;
 }
 
 export const INLINE_PRESET: Readonly<InlinePreset> = Object.freeze({
