@@ -16,14 +16,15 @@ export interface Reference {
   rows: Float32Array[];
 }
 
-export function loadReference(dir = TINY): Reference {
+/** reference.json plus its logits rows; `Extra` types the fields a fixture adds. */
+export function loadReference<Extra extends object = object>(dir = TINY): Reference & Extra {
   const ref = JSON.parse(fs.readFileSync(path.join(dir, 'reference.json'), 'utf8'));
   const buf = fs.readFileSync(path.join(dir, 'reference_logits.bin'));
   const all = new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
   const vocab: number = ref.logits_layout.cols;
   const rows: Float32Array[] = [];
   for (let i = 0; i * vocab < all.length; i++) rows.push(all.subarray(i * vocab, (i + 1) * vocab));
-  return { prompt: ref.prompt, prompt_ids: ref.prompt_ids, greedy_tokens: ref.greedy_tokens, vocab, rows };
+  return { ...ref, vocab, rows };
 }
 
 /** A copy of a model folder in a temp dir, for tests that break it. */

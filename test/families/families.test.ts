@@ -19,6 +19,7 @@ import { KvCache } from '../../src/engine/kvCache';
 import { readModelFolder } from '../../src/engine/modelFolder';
 import { OnnxCausalLM } from '../../src/engine/onnxModel';
 import { TextTokenizer } from '../../src/engine/tokenizer';
+import { argmax, loadReference as loadSharedReference, maxAbsDiff } from '../helpers';
 
 const ROOT = packageRoot(__dirname);
 const FAMILIES = path.join(ROOT, 'test', 'fixtures', 'families');
@@ -128,40 +129,16 @@ const EXPECTED: Expected[] = [
   },
 ];
 
-interface Reference {
-  prompt: string;
-  prompt_ids: number[];
-  greedy_tokens: number[];
+/** What the family fixtures' reference.json adds to tiny-llama's. */
+interface FamilyReference {
   n_decode: number;
   eos_token_ids: number[];
   special_tokens: Record<string, number>;
   tokenizer_samples: { text: string; ids: number[] }[];
-  vocab: number;
-  rows: Float32Array[];
 }
 
-function loadReference(dir: string): Reference {
-  const ref = JSON.parse(fs.readFileSync(path.join(dir, 'reference.json'), 'utf8'));
-  const buf = fs.readFileSync(path.join(dir, 'reference_logits.bin'));
-  const all = new Float32Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
-  const vocab: number = ref.logits_layout.cols;
-  const rows: Float32Array[] = [];
-  for (let i = 0; i * vocab < all.length; i++) rows.push(all.subarray(i * vocab, (i + 1) * vocab));
-  return { ...ref, vocab, rows };
-}
+const loadReference = (dir: string) => loadSharedReference<FamilyReference>(dir);
 
-function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length) throw new Error(`length ${a.length} != ${b.length}`);
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]));
-  return m;
-}
-
-function argmax(row: ArrayLike<number>): number {
-  let best = 0;
-  for (let i = 1; i < row.length; i++) if (row[i] > row[best]) best = i;
-  return best;
-}
 
 test('every family folder under test/fixtures/families is covered here', () => {
   const dirs = fs.readdirSync(FAMILIES).filter((d) => fs.statSync(path.join(FAMILIES, d)).isDirectory()).sort();
