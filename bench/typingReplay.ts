@@ -28,14 +28,17 @@ export interface TypingReplayResult {
 /**
  * Types real files character by character at a human rhythm through the editor's pipeline
  * (CompletionService -> worker client -> engine in its own process), as the VS Code provider drives it:
- * each keystroke cancels the previous request and asks again. The event loop of this (the "extension
- * host") thread is watched the whole time.
+ * each keystroke cancels the previous request and asks again; at the end of a line and after some words the
+ * typist pauses and the suggestion is awaited. Latency counts the requests that completed. The event loop of
+ * this (the "extension host") thread is watched the whole time.
  */
-export async function typingReplay(workerPath: string, modelDir: string, files: string[], opts: { threads: number; charsPerFile: number; gapMs: number }): Promise<TypingReplayResult> {
+export async function typingReplay(workerPath: string, modelDir: string, files: string[], opts: { threads: number; charsPerFile: number; gapMs: number; pauseMs: number; fixedNewTokens?: number }): Promise<TypingReplayResult> {
   const client = new EngineClient({ workerPath });
   const info = await client.load(modelDir, { threads: opts.threads });
   const template = pickFimTemplate(info.specialTokens);
   const settings = defaultCompletionSettings();
+  // Random-weight models never end a line: they get a fixed suggestion length (a typical one-line completion).
+  if (opts.fixedNewTokens) settings.preset = { ...settings.preset, maxNewTokens: opts.fixedNewTokens };
   const service = new CompletionService(client, () => template, () => settings, () => info.contextLength);
   const lag = monitorEventLoopDelay({ resolution: 1 });
   lag.enable();
@@ -53,6 +56,8 @@ export async function typingReplay(workerPath: string, modelDir: string, files: 
     }
     const before = lines.slice(0, start);
     const after = lines.slice(start + typedLines.length);
+    // Opening the file: Ghostline warms the cache at the cursor (as the extension does on load and focus).
+    await service.complete({ doc: textSource([...before, ...after].join('\n')), cursor: { line: before.length, character: 0 }, languageId: 'typescript', path: file, explicit: false });
     const pending: Promise<void>[] = [];
     let current: AbortController | null = null;
     for (let li = 0; li < typedLines.length; li++) {
@@ -63,12 +68,15 @@ export async function typingReplay(workerPath: string, modelDir: string, files: 
         const ac = new AbortController();
         current = ac;
         keystrokes++;
-        pending.push(
-          service
-            .complete({ doc: textSource(docLines.join('\n')), cursor: { line: before.length + li, character: c }, languageId: 'typescript', path: file, explicit: false }, ac.signal)
-            .then((o) => void outcomes.push(o)),
-        );
-        await sleep(opts.gapMs * (0.6 + 0.8 * pseudoRandom(keystrokes)));
+        const request = service
+          .complete({ doc: textSource(docLines.join('\n')), cursor: { line: before.length + li, character: c }, languageId: 'typescript', path: file, explicit: false }, ac.signal)
+          .then((o) => void outcomes.push(o));
+        pending.push(request);
+        // People pause at the end of a line and now and then after a word: there the suggestion is awaited
+        // (up to pauseMs); elsewhere the next keystroke comes after the usual gap and cancels it.
+        const pause = c === line.length || (line[c - 1] === ' ' && pseudoRandom(keystrokes * 7) < 0.3);
+        if (pause) await Promise.race([request, sleep(opts.pauseMs)]);
+        else await sleep(opts.gapMs * (0.6 + 0.8 * pseudoRandom(keystrokes)));
       }
     }
     current?.abort();
