@@ -11,6 +11,7 @@ import { engineBench } from './engineBench';
 import { round } from './stats';
 import { vsTransformersJs } from './transformersJs';
 import { typingReplay } from './typingReplay';
+import { vsLlamaCpp } from './llamaCpp';
 
 async function main() {
   const argv = process.argv.slice(2);
@@ -56,6 +57,20 @@ async function main() {
   const weightBytes = onnxBytes(onnx);
   const fractionDefault = (vsDefault.ghostline.decode_tokens_per_s * weightBytes) / bandwidth;
 
+  log('vs llama.cpp (default model, same weights as GGUF)');
+  let vsLlama: Awaited<ReturnType<typeof vsLlamaCpp>> | null = null;
+  let vsLlama1: Awaited<ReturnType<typeof vsLlamaCpp>> | null = null;
+  try {
+    const deps = ensureNodeLlamaCpp(root);
+    const gguf = ensureGguf(root, model, arg('safetensors'));
+    vsLlama = await vsLlamaCpp(model, gguf, deps, { threads, rounds: quick ? 3 : 7, promptTokens: 256, newTokens: 32 });
+    // One thread too: llama.cpp's worker threads spin-wait, which on a busy 2-core machine (an editor, a
+    // build) costs it far more than onnxruntime with spinning off; one thread shows the kernels alone.
+    if (threads > 1) vsLlama1 = await vsLlamaCpp(model, gguf, deps, { threads: 1, rounds: quick ? 3 : 7, promptTokens: 256, newTokens: 32 });
+  } catch (err) {
+    log(`llama.cpp comparison skipped: ${(err as Error).message}`);
+  }
+
   let qwenResult: Record<string, unknown> | null = null;
   if (qwen) {
     log(`qwen2.5-coder-0.5b shape: ${qwen}`);
@@ -85,7 +100,8 @@ async function main() {
     throughput: {
       decode_ratio_vs_transformersjs: vsDefault.decode_ratio,
       prefill_ratio_vs_transformersjs: vsDefault.prefill_ratio,
-      decode_ratio_vs_llamacpp: null,
+      decode_ratio_vs_llamacpp: vsLlama?.decode_ratio ?? null,
+      prefill_ratio_vs_llamacpp: vsLlama?.prefill_ratio ?? null,
     },
     bandwidth: {
       copy_gb_per_s: round(bandwidth / 1e9),
@@ -94,7 +110,7 @@ async function main() {
     },
     event_loop: { p99_lag_ms: replay.event_loop_p99_lag_ms },
     memory: { worker_rss_mb: replay.worker_rss_mb, host_rss_mb: replay.host_rss_mb },
-    details: { engine, typing_default: replay, vs_transformersjs_default: vsDefault, qwen05b: qwenResult },
+    details: { engine, typing_default: replay, vs_transformersjs_default: vsDefault, vs_llamacpp_default: vsLlama, vs_llamacpp_default_1_thread: vsLlama1, qwen05b: qwenResult },
   };
   const out = path.join(root, 'bench', 'results', 'latest.json');
   fs.mkdirSync(path.dirname(out), { recursive: true });
@@ -115,6 +131,31 @@ function ensureQwenShape(root: string, quick: boolean): string | undefined {
   const script = path.join(root, 'tools', 'model', 'make_random_model.py');
   const r = spawnSync(py, [script, '--out', dir, '--shape', 'qwen2.5-coder-0.5b', '--accuracy-level', '4'], { stdio: 'inherit' });
   return r.status === 0 ? dir : undefined;
+}
+
+/** node-llama-cpp, pinned, with only its CPU build for this platform, in .bench-deps/ (not a project dependency). */
+function ensureNodeLlamaCpp(root: string): string {
+  const dir = path.join(root, '.bench-deps');
+  if (!fs.existsSync(path.join(dir, 'node_modules', 'node-llama-cpp'))) {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'package.json'), '{"name":"ghostline-bench-deps","private":true}\n');
+    const platform = `@node-llama-cpp/${process.platform === 'darwin' ? 'mac' : process.platform}-${process.arch}@3.22.1`;
+    const r = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--omit=optional', 'node-llama-cpp@3.22.1', platform], { cwd: dir, stdio: 'inherit' });
+    if (r.status !== 0) throw new Error('npm install node-llama-cpp failed');
+  }
+  return dir;
+}
+
+/** The default model's weights as GGUF (tools/model/export_gguf.py, from its model.safetensors). */
+function ensureGguf(root: string, modelDir: string, safetensors?: string): string {
+  const out = path.join(os.tmpdir(), 'ghostline-bench', `${path.basename(modelDir)}.gguf`);
+  const st = safetensors ?? [path.join(modelDir, 'model.safetensors'), path.join(root, 'tools', 'model', 'runs', 'final', 'model.safetensors')].find((p) => fs.existsSync(p));
+  if (!st) throw new Error(`no model.safetensors for ${modelDir} (pass --safetensors FILE)`);
+  if (fs.existsSync(out) && fs.statSync(out).mtimeMs > fs.statSync(st).mtimeMs) return out;
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  const r = spawnSync('/usr/bin/python3', [path.join(root, 'tools', 'model', 'export_gguf.py'), modelDir, out, '--safetensors', st], { stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('GGUF export failed');
+  return out;
 }
 
 /** Bytes of an ONNX file and its external data (what a decode step reads, embeddings aside). */
