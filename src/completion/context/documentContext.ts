@@ -5,7 +5,7 @@ export interface WindowBudget {
   prefixLines: number;
   /** Lines below the cursor considered at most. */
   suffixLines: number;
-  /** Characters of prefix (lines above + current line start) kept at most. */
+  /** Characters of the lines above the cursor kept at most (the cursor line is not counted). */
   prefixChars: number;
   /** Characters of suffix (rest of line + lines below) kept at most. */
   suffixChars: number;
@@ -30,7 +30,9 @@ export function documentContext(doc: TextSource, cursor: CursorPosition, b: Wind
   let start = Math.max(0, Math.floor((cursor.line - b.prefixLines) / snap) * snap);
   const above: string[] = [];
   for (let i = start; i < cursor.line; i++) above.push(clipLine(doc.lineAt(i)) + '\n');
-  let prefixLen = above.reduce((s, l) => s + l.length, 0) + linePrefix.length;
+  // The cursor line is left out of the budget: typing on it must never move the window start (that would
+  // invalidate the whole KV cache at one keystroke); fitBudget keeps room for it.
+  let prefixLen = above.reduce((s, l) => s + l.length, 0);
   let dropped = 0;
   while (prefixLen > b.prefixChars && dropped < above.length) {
     // Whole blocks keep the start snapped; the last block goes line by line so something is kept.
