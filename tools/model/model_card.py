@@ -38,10 +38,13 @@ def main():
     last_train = trains[-1]
     used = [p for p in man["packages"] if p.get("used")]
     by_lic = {}
+    canon = {"expat": "MIT (Expat)", "mit": "MIT (Expat)", "apache": "Apache-2.0", "psf": "PSF-2.0"}
     for p in used:
-        by_lic.setdefault(p["licence"], [0, 0])
-        by_lic[p["licence"]][0] += 1
-        by_lic[p["licence"]][1] += p["bytes"]
+        k = p["licence"].strip().lower()
+        lic = canon.get(k, p["licence"].strip().replace("clause", "Clause").replace("BSD-3 ", "BSD-3-Clause"))
+        by_lic.setdefault(lic, [0, 0])
+        by_lic[lic][0] += 1
+        by_lic[lic][1] += p["bytes"]
     src_bytes = {}
     for p in used:
         k = (p["split"], "Python (Debian)" if p["source"] == "debian" else "JavaScript/TypeScript (npm)")
@@ -90,7 +93,9 @@ def main():
     w("- Plain left-to-right completion: the code before the cursor.")
     w("- Fill-in-the-middle (StarCoder tokens): `<fim_prefix>{before}<fim_suffix>{after}<fim_middle>`; the model "
       "writes the middle and ends it with `<|endoftext|>` (id "
-      f"{cfg['eos_token_id']}). It was also trained on the SPM order "
+      f"{cfg['eos_token_id']}). Ghostline's layout, `<fim_prefix>{{lines above}}<fim_suffix>{{rest of the line and "
+      "lines below}}<fim_middle>{{cursor line up to the cursor}}`, is the one half of the FIM training samples "
+      "use (the middle is a whole line, or a few, from its start). It was also trained on the SPM order "
       "`<fim_prefix><fim_suffix>{after}<fim_middle>{before}`.")
     w(f"- Trained context: {cfg['max_position_embeddings']} tokens (prefix, suffix and middle together); "
       "longer prompts must be cut (keep the end of the prefix and the start of the suffix).")
@@ -142,9 +147,10 @@ def main():
       f"epochs). AdamW (betas 0.9/0.95, weight decay 0.1), peak learning rate {start['args']['lr']}, "
       f"{start['args']['warmup_steps']} warmup steps then cosine decay to {start['args']['min_lr']} over the "
       f"time budget. FIM on {start['args']['fim_rate']:.0%} of the rows (PSM and SPM {start['args']['spm_rate']:.0%}/"
-      f"{1 - start['args']['spm_rate']:.0%}): half of the FIM cursors inside a line with the rest of the line "
-      "(sometimes a few more lines) as the middle, the others random spans; prefix up to 1500 and suffix up to "
-      "500 characters. Documents are packed and separated by `<|endoftext|>`. Shipped checkpoint: "
+      f"{1 - start['args']['spm_rate']:.0%}): in half of the FIM samples the middle is a whole non-blank line "
+      "from its start (30% of the time with 1-4 more lines), as Ghostline's prompt builder splits the prompt "
+      "(until step 409 the split was at a random column inside the line; the run was resumed with the change), "
+      "in the other half a random span; prefix up to 1500 and suffix up to 500 characters. Documents are packed and separated by `<|endoftext|>`. Shipped checkpoint: "
       f"`{exp['checkpoint']}` (lowest validation loss). Training code: `tools/model/` (commit {commit}); log: "
       f"`tools/model/runs/{os.path.basename(a.run.rstrip('/'))}/train.log`.")
     w("")
@@ -164,9 +170,9 @@ def main():
     w("## Quantization")
     w("")
     w(f"Weight-only, with `tools/model/quantize.py`: linear layers and the tied output projection as "
-      f"`com.microsoft` `MatMulNBits` (block 32, asymmetric zero points, `accuracy_level` 4, i.e. int8 activations:
-in onnxruntime-node 1.30 on CPU, 8-bit weights with level 0 decoded at 23-24 ms/token, with level 4 at
-2.5-3.5 ms/token, for the same loss), the embedding table as int8 rows. Measured in "
+      "`com.microsoft` `MatMulNBits` (block 32, asymmetric zero points, `accuracy_level` 4, i.e. int8 "
+      "activations: in onnxruntime-node 1.30 on CPU, 8-bit weights with level 0 decoded at 23-24 ms/token, with "
+      "level 4 at 2.5-3.5 ms/token, for the same loss), the embedding table as int8 rows. Measured in "
       f"onnxruntime-node on {q['eval_tokens']:,} held-out tokens (2 threads, rough speed on a busy 2-core "
       "machine):")
     w("")
