@@ -12,14 +12,15 @@ const USAGE = `ghostline: local code completion engine (headless)
   ghostline generate [--model DIR] (--prompt TEXT | --prompt-file F) [--max-new-tokens N]
                      [--temperature T] [--top-k K] [--top-p P] [--min-p P] [--repetition-penalty R]
                      [--num-beams B] [--num-return-sequences N] [--seed S] [--stop STR]...
-                     [--max-lines N] [--time-budget-ms MS] [--threads N] [--json]
+                     [--max-lines N] [--time-budget-ms MS] [--speculative-tokens N] [--ignore-eos]
+                     [--threads N] [--json]
   ghostline serve-stdio [--model DIR] [--threads N]
       one JSON request per line on stdin, one JSON response per line on stdout
 
 --model defaults to the model shipped in models/.`;
 
 async function main(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, ['json', 'help']);
+  const args = parseArgs(argv, ['json', 'help', 'ignore-eos']);
   if (args.flags.has('help') || !args.command) {
     process.stdout.write(USAGE + '\n');
     return args.command ? 0 : 2;
@@ -56,6 +57,8 @@ async function generate(client: EngineClient, args: ParsedArgs): Promise<number>
     maxLines: num(args, 'max-lines'),
     timeBudgetMs: num(args, 'time-budget-ms'),
     stop: args.values.get('stop'),
+    speculativeTokens: num(args, 'speculative-tokens'),
+    ignoreEos: args.flags.has('ignore-eos') || undefined,
   };
   const json = args.flags.has('json');
   const ac = new AbortController();
