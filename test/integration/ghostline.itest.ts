@@ -45,6 +45,15 @@ function inserted(before: string, after: string): string {
   return after.slice(i, i + after.length - before.length);
 }
 
+/** Waits until no completion request has been recorded for 1.5 s. */
+async function settle(): Promise<void> {
+  let last = -1;
+  while (last !== api.stats.requests) {
+    last = api.stats.requests;
+    await new Promise((r) => setTimeout(r, 1500));
+  }
+}
+
 async function setWorkspace(key: string, value: unknown): Promise<void> {
   await vscode.workspace.getConfiguration('ghostline').update(key, value, vscode.ConfigurationTarget.Workspace);
 }
@@ -90,6 +99,8 @@ test('workspace settings apply without a reload: ghostline.enable false stops su
   await setWorkspace('enable', false);
   try {
     const editor = await openAt('off.py', 'import os\n\ndef main():\n    print(\n', 'print(');
+    // Let requests from the previous test (VS Code asks again after an accept) finish first.
+    await settle();
     const requests = api.stats.requests;
     const got = await triggerAndAccept(editor, 2);
     assert.equal(got, '');
