@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { defaultModelDir, packageRoot } from '../src/engine/defaultModel';
 import { pickOnnxFile } from '../src/engine/modelFolder';
+import { onnxWeightBytes } from '../src/engine/onnxModel';
 import { measureCopyBandwidth } from './bandwidth';
 import { engineBench } from './engineBench';
 import { round } from './stats';
@@ -23,7 +24,10 @@ async function main() {
   const root = packageRoot(__dirname);
   const model = arg('model') ?? defaultModelDir(root);
   const qwen = arg('qwen') ?? ensureQwenShape(root, quick);
+  // Comparisons run both engines on the same explicit thread count; the typing replays use what a user
+  // gets (the engine's automatic choice) unless --threads is given.
   const threads = Number(arg('threads') ?? 2);
+  const replayThreads = arg('threads') ? threads : 0;
   const workerPath = path.join(root, 'dist', 'worker.js');
   const log = (s: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}`);
   const machine = {
@@ -49,12 +53,12 @@ async function main() {
   ].filter((f) => fs.existsSync(f));
   const replayFiles = quick ? sources.slice(0, 2) : sources;
   log(`typing replay (default model, ${replayFiles.length} files)`);
-  const replay = await typingReplay(workerPath, model, replayFiles, { threads, charsPerFile: quick ? 150 : 500, gapMs: 120, pauseMs: 1500 });
+  const replay = await typingReplay(workerPath, model, replayFiles, { threads: replayThreads, charsPerFile: quick ? 150 : 500, gapMs: 120, pauseMs: 1500 });
 
   log('vs transformers.js (default model)');
   const onnx = pickOnnxFile(model);
   const vsDefault = await vsTransformersJs(model, onnx, { threads, rounds: quick ? 3 : 7, promptTokens: 256, newTokens: 32 });
-  const weightBytes = onnxBytes(onnx);
+  const weightBytes = onnxWeightBytes(onnx);
   const fractionDefault = (vsDefault.ghostline.decode_tokens_per_s * weightBytes) / bandwidth;
 
   log('vs llama.cpp (default model, same weights as GGUF)');
@@ -74,11 +78,11 @@ async function main() {
   let qwenResult: Record<string, unknown> | null = null;
   if (qwen) {
     log(`qwen2.5-coder-0.5b shape: ${qwen}`);
-    const qReplay = await typingReplay(workerPath, qwen, replayFiles.slice(0, 1), { threads, charsPerFile: quick ? 60 : 200, gapMs: 150, pauseMs: 5000, fixedNewTokens: 12 });
+    const qReplay = await typingReplay(workerPath, qwen, replayFiles.slice(0, 1), { threads: replayThreads, charsPerFile: quick ? 60 : 200, gapMs: 150, pauseMs: 5000, fixedNewTokens: 12 });
     const qOnnx = pickOnnxFile(qwen);
     const fp32 = path.join(path.dirname(qOnnx), 'model.onnx');
     const vsQwen = fs.existsSync(fp32) ? await vsTransformersJs(qwen, fp32, { threads, rounds: quick ? 2 : 3, promptTokens: 128, newTokens: 16 }) : null;
-    const qBytes = onnxBytes(fp32);
+    const qBytes = onnxWeightBytes(fp32);
     qwenResult = {
       dir: qwen,
       onnx_for_latency: path.basename(qOnnx),
@@ -156,16 +160,6 @@ function ensureGguf(root: string, modelDir: string, safetensors?: string): strin
   const r = spawnSync('/usr/bin/python3', [path.join(root, 'tools', 'model', 'export_gguf.py'), modelDir, out, '--safetensors', st], { stdio: 'inherit' });
   if (r.status !== 0) throw new Error('GGUF export failed');
   return out;
-}
-
-/** Bytes of an ONNX file and its external data (what a decode step reads, embeddings aside). */
-function onnxBytes(file: string): number {
-  const dir = path.dirname(file);
-  const base = path.basename(file);
-  return fs
-    .readdirSync(dir)
-    .filter((f) => f === base || f.startsWith(base + '_data') || f.startsWith(base + '.data'))
-    .reduce((s, f) => s + fs.statSync(path.join(dir, f)).size, 0);
 }
 
 main().catch((err) => {

@@ -3,7 +3,7 @@ import { resolveDecodeOptions, type DecodeOptions } from './decodeOptions';
 import { RequestError } from './errors';
 import { KvCache, commonPrefixLength } from './kvCache';
 import { eosIds, readModelFolder, type ModelFolder, type ReadModelFolderOptions } from './modelFolder';
-import { OnnxCausalLM, defaultThreads, type SessionOptions } from './onnxModel';
+import { OnnxCausalLM, defaultThreads, onnxWeightBytes, type SessionOptions } from './onnxModel';
 import { SamplerChain } from './samplers/chain';
 import { Prng } from './samplers/prng';
 import { sampleLoop } from './sampleLoop';
@@ -71,7 +71,7 @@ export class Engine {
     } catch (err) {
       throw new ModelFolderError(`${folder.dir}/tokenizer.json`, `the tokenizer cannot be built: ${(err as Error).message}`);
     }
-    const threads = opts.threads && opts.threads > 0 ? opts.threads : defaultThreads();
+    const threads = opts.threads && opts.threads > 0 ? opts.threads : defaultThreads(onnxWeightBytes(folder.onnxPath));
     const model = await OnnxCausalLM.load(folder.onnxPath, folder.config, { threads });
     if (tokenizer.vocabSize > model.contract.vocab) {
       await model.release();

@@ -1,4 +1,6 @@
+import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { ModelFolderError, errorMessage } from './errors';
 import { readIoContract, type IoContract } from './ioContract';
@@ -9,8 +11,25 @@ export interface SessionOptions {
   threads?: number;
 }
 
-export function defaultThreads(): number {
+/**
+ * Threads when the setting says "automatic". A small model (under 64 MB of weights) runs faster on one
+ * thread: per-step work is too small to split, and the other core stays free for the editor (measured on
+ * the default model, 2 cores: 1.1 ms per token on 1 thread against 1.7 ms on 2). Larger models use up to
+ * 4 cores.
+ */
+export function defaultThreads(weightBytes = Infinity): number {
+  if (weightBytes < 64 * 1024 * 1024) return 1;
   return Math.max(1, Math.min(4, os.availableParallelism()));
+}
+
+/** Bytes of an ONNX file and its external data files (named after it, as exporters write them). */
+export function onnxWeightBytes(file: string): number {
+  const dir = path.dirname(file);
+  const base = path.basename(file);
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f === base || f.startsWith(`${base}_data`) || f.startsWith(`${base}.data`))
+    .reduce((sum, f) => sum + fs.statSync(path.join(dir, f)).size, 0);
 }
 
 export interface ForwardResult {
@@ -34,7 +53,7 @@ export class OnnxCausalLM {
       session = await InferenceSession.create(file, {
         graphOptimizationLevel: 'all',
         executionMode: 'sequential',
-        intraOpNumThreads: opts.threads && opts.threads > 0 ? opts.threads : defaultThreads(),
+        intraOpNumThreads: opts.threads && opts.threads > 0 ? opts.threads : defaultThreads(onnxWeightBytes(file)),
         interOpNumThreads: 1,
         // Idle ORT threads must not busy-spin next to an editor.
         extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
