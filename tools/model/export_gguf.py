@@ -34,6 +34,10 @@ def read_safetensors(path: str) -> dict:
         if name == "__metadata__":
             continue
         a, b = info["data_offsets"]
+        if info["dtype"] == "BF16":  # the top half of a float32
+            raw = np.frombuffer(data[a:b], dtype="<u2").astype(np.uint32) << 16
+            out[name] = raw.view(np.float32).reshape(info["shape"])
+            continue
         dt = {"F32": np.float32, "F16": np.float16}[info["dtype"]]
         out[name] = np.frombuffer(data[a:b], dtype=dt).reshape(info["shape"]).astype(np.float32)
     return out
