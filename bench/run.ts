@@ -66,7 +66,8 @@ async function main() {
   let vsLlama1: Awaited<ReturnType<typeof vsLlamaCpp>> | null = null;
   try {
     const deps = ensureNodeLlamaCpp(root);
-    const gguf = ensureGguf(root, model, arg('safetensors'));
+    // Quantized ONNX (8/4-bit MatMulNBits) against llama.cpp's 8-bit Q8_0; fp32 against F32.
+    const gguf = ensureGguf(root, model, arg('safetensors'), /int8|q4|quantized|uint8/.test(path.basename(onnx)));
     vsLlama = await vsLlamaCpp(model, gguf, deps, { threads, rounds: quick ? 3 : 7, promptTokens: 256, newTokens: 32 });
     // One thread too: llama.cpp's worker threads spin-wait, which on a busy 2-core machine (an editor, a
     // build) costs it far more than onnxruntime with spinning off; one thread shows the kernels alone.
@@ -151,13 +152,13 @@ function ensureNodeLlamaCpp(root: string): string {
 }
 
 /** The default model's weights as GGUF (tools/model/export_gguf.py, from its model.safetensors). */
-function ensureGguf(root: string, modelDir: string, safetensors?: string): string {
-  const out = path.join(os.tmpdir(), 'ghostline-bench', `${path.basename(modelDir)}.gguf`);
+function ensureGguf(root: string, modelDir: string, safetensors: string | undefined, q8: boolean): string {
+  const out = path.join(os.tmpdir(), 'ghostline-bench', `${path.basename(modelDir)}${q8 ? '-q8_0' : ''}.gguf`);
   const st = safetensors ?? [path.join(modelDir, 'model.safetensors'), path.join(root, 'tools', 'model', 'runs', 'final', 'model.safetensors')].find((p) => fs.existsSync(p));
   if (!st) throw new Error(`no model.safetensors for ${modelDir} (pass --safetensors FILE)`);
   if (fs.existsSync(out) && fs.statSync(out).mtimeMs > fs.statSync(st).mtimeMs) return out;
   fs.mkdirSync(path.dirname(out), { recursive: true });
-  const r = spawnSync('/usr/bin/python3', [path.join(root, 'tools', 'model', 'export_gguf.py'), modelDir, out, '--safetensors', st], { stdio: 'inherit' });
+  const r = spawnSync('/usr/bin/python3', [path.join(root, 'tools', 'model', 'export_gguf.py'), modelDir, out, '--safetensors', st, ...(q8 ? ['--q8_0'] : [])], { stdio: 'inherit' });
   if (r.status !== 0) throw new Error('GGUF export failed');
   return out;
 }

@@ -6,7 +6,8 @@ metadata key/values, the tensor infos (name, dims innermost-first, type, offset)
 then the tensor data. llama.cpp's rotary embedding pairs adjacent dimensions while Hugging Face's
 rotate_half pairs the two halves, so q/k rows are permuted as llama.cpp's own converter does.
 
-usage: python3 export_gguf.py MODEL_DIR OUT.gguf [--safetensors FILE]   (default: MODEL_DIR/model.safetensors)
+usage: python3 export_gguf.py MODEL_DIR OUT.gguf [--safetensors FILE] [--q8_0]
+  --safetensors: default MODEL_DIR/model.safetensors; --q8_0: 8-bit weights (llama.cpp's Q8_0), as Ghostline ships int8
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 ALIGN = 32
 T_UINT32, T_INT32, T_FLOAT32, T_BOOL, T_STRING, T_ARRAY, T_UINT64 = 4, 5, 6, 7, 8, 9, 10
 GGML_F32 = 0
+GGML_Q8_0 = 8  # blocks of 32 weights: an fp16 scale, then 32 int8 (ggml-common.h block_q8_0)
 
 
 def read_safetensors(path: str) -> dict:
@@ -49,9 +51,10 @@ def permute_rope(w: np.ndarray, n_head: int) -> np.ndarray:
 
 
 class Writer:
-    def __init__(self) -> None:
+    def __init__(self, q8: bool = False) -> None:
         self.kv: list[bytes] = []
         self.tensors: list[tuple[str, np.ndarray]] = []
+        self.q8 = q8
 
     @staticmethod
     def _str(s: str) -> bytes:
@@ -89,24 +92,38 @@ class Writer:
     def tensor(self, name: str, a: np.ndarray) -> None:
         self.tensors.append((name, np.ascontiguousarray(a, dtype="<f4")))
 
+    @staticmethod
+    def _q8_0(a: np.ndarray) -> bytes:
+        blocks = a.reshape(-1, 32)
+        d = np.abs(blocks).max(axis=1) / 127.0
+        q = np.round(blocks / np.where(d == 0, 1, d)[:, None]).clip(-127, 127).astype(np.int8)
+        out = np.zeros(len(blocks), dtype=[("d", "<f2"), ("qs", "i1", 32)])
+        out["d"] = d.astype(np.float16)
+        out["qs"] = q
+        return out.tobytes()
+
     def write(self, path: str) -> None:
         infos = b""
         offset = 0
+        blobs = []
         for name, a in self.tensors:
             dims = list(reversed(a.shape))  # ggml: innermost dimension first
+            quantize = self.q8 and a.ndim == 2 and a.shape[1] % 32 == 0
+            blob = self._q8_0(a) if quantize else a.tobytes()
             infos += self._str(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
-            infos += struct.pack("<IQ", GGML_F32, offset)
-            offset += (a.nbytes + ALIGN - 1) // ALIGN * ALIGN
+            infos += struct.pack("<IQ", GGML_Q8_0 if quantize else GGML_F32, offset)
+            offset += (len(blob) + ALIGN - 1) // ALIGN * ALIGN
+            blobs.append(blob)
         head = b"GGUF" + struct.pack("<IQQ", 3, len(self.tensors), len(self.kv)) + b"".join(self.kv) + infos
         with open(path, "wb") as f:
             f.write(head)
             f.write(b"\0" * ((-len(head)) % ALIGN))
-            for _, a in self.tensors:
-                f.write(a.tobytes())
-                f.write(b"\0" * ((-a.nbytes) % ALIGN))
+            for blob in blobs:
+                f.write(blob)
+                f.write(b"\0" * ((-len(blob)) % ALIGN))
 
 
-def export(model_dir: str, out: str, safetensors: str | None = None) -> None:
+def export(model_dir: str, out: str, safetensors: str | None = None, q8: bool = False) -> None:
     cfg = json.load(open(os.path.join(model_dir, "config.json")))
     if cfg.get("model_type") != "llama":
         raise SystemExit(f"only llama-architecture models are supported, not {cfg.get('model_type')}")
@@ -118,11 +135,11 @@ def export(model_dir: str, out: str, safetensors: str | None = None) -> None:
     n_layer, n_head, n_kv = cfg["num_hidden_layers"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // n_head
 
-    w = Writer()
+    w = Writer(q8)
     w.add("general.architecture", T_STRING, "llama")
     w.add("general.name", T_STRING, os.path.basename(os.path.normpath(model_dir)))
     w.add("general.alignment", T_UINT32, ALIGN)
-    w.add("general.file_type", T_UINT32, 0)
+    w.add("general.file_type", T_UINT32, 7 if q8 else 0)  # LLAMA_FTYPE_MOSTLY_Q8_0 / ALL_F32
     w.add("llama.context_length", T_UINT32, cfg["max_position_embeddings"])
     w.add("llama.embedding_length", T_UINT32, cfg["hidden_size"])
     w.add("llama.block_count", T_UINT32, n_layer)
@@ -186,10 +203,13 @@ def export(model_dir: str, out: str, safetensors: str | None = None) -> None:
 if __name__ == "__main__":
     args = sys.argv[1:]
     st = None
+    q8 = "--q8_0" in args
+    if q8:
+        args.remove("--q8_0")
     if "--safetensors" in args:
         i = args.index("--safetensors")
         st = args[i + 1]
         del args[i : i + 2]
     if len(args) != 2:
         raise SystemExit(__doc__)
-    export(args[0], args[1], st)
+    export(args[0], args[1], st, q8)
