@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Engine } from '../src/engine/engine';
-import { median, round } from './stats';
-import type { ThroughputRow } from './transformersJs';
+import { interleaved, type ThroughputRow } from './interleaved';
+import { round } from './stats';
 
 /** The part of node-llama-cpp's API used here (it is installed at bench time, outside package.json). */
 interface NodeLlamaCpp {
@@ -51,53 +51,34 @@ export async function vsLlamaCpp(modelDir: string, gguf: string, benchDeps: stri
   const ids = ours.tokenize('const x = 1;\n'.repeat(Math.ceil(opts.promptTokens / 4) + 8)).slice(0, opts.promptTokens);
   const prompt = ours.tokenizer.decode(ids);
 
-  const time = async (f: () => Promise<unknown>) => {
-    const t0 = performance.now();
-    await f();
-    return performance.now() - t0;
+  const theirTokens: number[] = [];
+  const runTheirs = async (n: number) => {
+    await seq.clearHistory();
+    theirTokens.length = 0;
+    for await (const t of seq.evaluate(lmodel.tokenize(prompt), { temperature: 0 })) {
+      theirTokens.push(t);
+      if (theirTokens.length >= n) break;
+    }
   };
-  const runOurs = (n: number) =>
-    time(async () => {
+  const promptTokens = ours.tokenize(prompt).length;
+  const rows = await interleaved(
+    async (n) => {
       ours.resetCache();
       await ours.generate(prompt, { maxNewTokens: n, ignoreEos: true });
-    });
-  const theirTokens: number[] = [];
-  const runTheirs = (n: number) =>
-    time(async () => {
-      await seq.clearHistory();
-      theirTokens.length = 0;
-      for await (const t of seq.evaluate(lmodel.tokenize(prompt), { temperature: 0 })) {
-        theirTokens.push(t);
-        if (theirTokens.length >= n) break;
-      }
-    });
-  const o1: number[] = [];
-  const oN: number[] = [];
-  const t1: number[] = [];
-  const tN: number[] = [];
-  await runOurs(2);
-  await runTheirs(2);
-  for (let r = 0; r < opts.rounds; r++) {
-    o1.push(await runOurs(1));
-    t1.push(await runTheirs(1));
-    oN.push(await runOurs(opts.newTokens));
-    tN.push(await runTheirs(opts.newTokens));
-  }
+    },
+    runTheirs,
+    { ...opts, promptTokens },
+  );
   // Same weights, same greedy path: the first tokens agree when both tokenizers split the prompt alike.
   const mine = await ours.generate(prompt, { maxNewTokens: 8, ignoreEos: true });
   await runTheirs(8);
   const same = mine.tokens.every((t, i) => t === theirTokens[i]);
-  const promptTokens = ours.tokenize(prompt).length;
   await ours.dispose();
   await lctx.dispose();
   await lmodel.dispose();
   await llama.dispose();
-  const row = (one: number[], n: number[]): ThroughputRow => ({
-    prefill_tokens_per_s: round((promptTokens / median(one)) * 1000, 1),
-    decode_tokens_per_s: round(((opts.newTokens - 1) / (median(n) - median(one))) * 1000, 1),
-  });
-  const g = row(o1, oN);
-  const l = row(t1, tN);
+  const g = rows.ours;
+  const l = rows.theirs;
   return {
     model: path.basename(modelDir),
     gguf: path.basename(gguf),

@@ -1,11 +1,9 @@
 import * as path from 'node:path';
 import { Engine } from '../src/engine/engine';
-import { median, round } from './stats';
+import { interleaved, type ThroughputRow } from './interleaved';
+import { round } from './stats';
 
-export interface ThroughputRow {
-  prefill_tokens_per_s: number;
-  decode_tokens_per_s: number;
-}
+export type { ThroughputRow };
 
 export interface VsTransformersResult {
   model: string;
@@ -45,42 +43,22 @@ export async function vsTransformersJs(modelDir: string, onnxFile: string, opts:
   const promptIds = ours.tokenize(prompt);
   const tokenizer = await tjs.AutoTokenizer.from_pretrained(id);
 
-  const time = async (f: () => Promise<unknown>) => {
-    const t0 = performance.now();
-    await f();
-    return performance.now() - t0;
-  };
-  const runOurs = (n: number) =>
-    time(async () => {
+  const rows = await interleaved(
+    async (n) => {
       ours.resetCache(); // cold, as transformers.js is on every call
       await ours.generate(prompt, { maxNewTokens: n, ignoreEos: true });
-    });
-  // Both sides start from the prompt text: tokenization is inside the timed region for both.
-  const runTheirs = (n: number) =>
-    time(async () => {
+    },
+    // Both sides start from the prompt text: tokenization is inside the timed region for both.
+    async (n) => {
       const enc = tokenizer(prompt) as Record<string, unknown>;
       await theirs.generate({ ...enc, max_new_tokens: n, min_new_tokens: n, do_sample: false } as Record<string, unknown>);
-    });
-  const o1: number[] = [];
-  const oN: number[] = [];
-  const t1: number[] = [];
-  const tN: number[] = [];
-  await runOurs(2); // warm both
-  await runTheirs(2);
-  for (let r = 0; r < opts.rounds; r++) {
-    o1.push(await runOurs(1));
-    t1.push(await runTheirs(1));
-    oN.push(await runOurs(opts.newTokens));
-    tN.push(await runTheirs(opts.newTokens));
-  }
+    },
+    { ...opts, promptTokens: promptIds.length },
+  );
   await ours.dispose();
   await (theirs as unknown as { dispose(): Promise<void> }).dispose();
-  const row = (one: number[], n: number[]): ThroughputRow => ({
-    prefill_tokens_per_s: round((promptIds.length / median(one)) * 1000, 1),
-    decode_tokens_per_s: round(((opts.newTokens - 1) / (median(n) - median(one))) * 1000, 1),
-  });
-  const g = row(o1, oN);
-  const t = row(t1, tN);
+  const g = rows.ours;
+  const t = rows.theirs;
   return {
     model: id,
     onnx: path.basename(onnxFile),
