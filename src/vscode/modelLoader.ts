@@ -6,6 +6,7 @@ import type { EngineClient } from '../engine/client';
 import { defaultModelDir } from '../engine/defaultModel';
 import type { ModelInfo } from '../engine/types';
 import type { Config } from './config';
+import { documentSource } from './documentSource';
 import type { StatusBar } from './statusBar';
 
 /**
@@ -73,16 +74,25 @@ export class ModelLoader {
     }
   }
 
-  /** Fills the KV cache with the active editor's context, so the first suggestion only prefills a few tokens. */
+  /**
+   * Fills the KV cache at the cursor with the very prompt the next suggestion uses (a completion request
+   * whose result also lands in the cache), so the first keystroke only prefills a few tokens.
+   */
   async warm(): Promise<void> {
     const editor = vscode.window.activeTextEditor;
-    if (!editor || !this.info) return;
+    const service = this.service;
+    if (!editor || !service) return;
     const t0 = performance.now();
-    const text = editor.document.getText(new vscode.Range(new vscode.Position(Math.max(0, editor.selection.active.line - 64), 0), editor.selection.active));
-    if (text.trim() === '') return;
+    const pos = editor.selection.active;
     try {
-      const r = await this.client.generate(text.slice(-4000), { maxNewTokens: 1 });
-      this.log.info(`warmed: ${r.stats.prefillTokens} tokens in ${Math.round(performance.now() - t0)} ms`);
+      const r = await service.complete({
+        doc: documentSource(editor.document),
+        cursor: { line: pos.line, character: pos.character },
+        languageId: editor.document.languageId,
+        path: vscode.workspace.asRelativePath(editor.document.uri, false),
+        explicit: false,
+      });
+      this.log.info(`warmed at the cursor: ${r.stats?.prefillTokens ?? 0} tokens prefilled in ${Math.round(performance.now() - t0)} ms`);
     } catch (err) {
       this.log.warn(`warm-up failed: ${err instanceof Error ? err.message : String(err)}`);
     }
