@@ -338,7 +338,7 @@ function requirePlaywright() {
   throw new Error('playwright-core is not installed: run `npm ci` or `node scripts/setup-code-server.js`');
 }
 
-module.exports = { ensureCodeServer, requirePlaywright, isReady, entryPath, CS_DIR, E2E_DIR, CODE_SERVER_VERSION };
+module.exports = { ensureCodeServer, requirePlaywright, isReady, entryPath, which, CS_DIR, E2E_DIR, CODE_SERVER_VERSION };
 
 if (require.main === module) {
   const args = process.argv.slice(2);

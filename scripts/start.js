@@ -17,6 +17,7 @@
 const fs = require('fs');
 const path = require('path');
 const { spawn, spawnSync } = require('child_process');
+const { which } = require('./setup-code-server');
 
 const ROOT = path.resolve(__dirname, '..');
 const SAMPLE = path.join(ROOT, 'media', 'sample-workspace');
@@ -43,20 +44,6 @@ function parseArgs(argv) {
 
 function log(msg) {
   process.stdout.write(`[start] ${msg}\n`);
-}
-
-function which(cmd) {
-  for (const dir of (process.env.PATH || '').split(path.delimiter)) {
-    if (!dir) continue;
-    const p = path.join(dir, cmd);
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      return p;
-    } catch {
-      /* next */
-    }
-  }
-  return null;
 }
 
 // A desktop VS Code, not the `code` helper that code-server and remote windows put on PATH.
