@@ -7,7 +7,8 @@ import type { DecodeOptions } from '../engine/decodeOptions';
  * Inline completion: near-greedy (temperature 0.2, top-k 8, fixed seed: the same context gives the same
  * suggestion), no repetition penalty (code repeats itself legitimately), one line when there is text right
  * of the cursor, up to `blockLines` lines on an empty line or after a block opener, and a time budget that
- * applies once the first line is complete.
+ * applies once the first line is complete. Both presets draft up to 8 tokens by prompt lookup
+ * (speculative sampling: the same distribution, about 2x fewer model passes on real code).
  */
 /** The decode knobs both presets have. */
 export interface SamplingPreset {
@@ -20,6 +21,8 @@ export interface SamplingPreset {
   timeBudgetMs: number;
   stop: string[];
   seed: number;
+  /** Prompt-lookup speculative decoding: draft tokens verified per model pass (0: off). Speed only. */
+  speculativeTokens: number;
 }
 
 export interface InlinePreset extends SamplingPreset {
@@ -43,6 +46,7 @@ export const INLINE_PRESET: Readonly<InlinePreset> = Object.freeze({
   timeBudgetMs: 800,
   stop: [],
   seed: 0,
+  speculativeTokens: 8,
 });
 
 /**
@@ -60,6 +64,7 @@ export const GENERATE_PRESET: Readonly<GeneratePreset> = Object.freeze({
   timeBudgetMs: 20000,
   stop: [],
   seed: 0,
+  speculativeTokens: 8,
 });
 
 
@@ -86,5 +91,6 @@ export function inlineDecodeOptions(p: InlinePreset, mode: InlineMode, linePrefi
     timeBudgetMs: p.timeBudgetMs,
     stop: p.stop,
     seed: p.seed,
+    speculativeTokens: p.speculativeTokens,
   };
 }

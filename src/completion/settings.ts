@@ -16,6 +16,7 @@ export function completionSettings(v: SettingValues): CompletionSettings {
     timeBudgetMs: n('inline.timeBudgetMs'),
     stop: v['inline.stop'] as string[],
     seed: 0,
+    speculativeTokens: n('engine.speculativeTokens'),
   };
   return {
     preset,

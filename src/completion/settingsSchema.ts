@@ -39,6 +39,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: 'context.prefixChars', type: 'integer', default: 3000, min: 100, max: 200000, description: 'Characters before the cursor given to the model at most.' },
   { key: 'context.suffixChars', type: 'integer', default: 1000, min: 0, max: 100000, description: 'Characters after the cursor given to the model at most.' },
   { key: 'context.extraChars', type: 'integer', default: 2000, min: 0, max: 100000, description: 'Characters of context from other recently used files (models with repo-level tokens only).' },
+  { key: 'engine.speculativeTokens', type: 'integer', default: INLINE_PRESET.speculativeTokens, min: 0, max: 32, description: 'Prompt-lookup speculative decoding: up to this many tokens guessed from the context and checked in one model pass (0: off). Changes the speed only: suggestions keep the same distribution.' },
   { key: 'engine.threads', type: 'integer', default: 0, min: 0, max: 64, description: 'CPU threads for the model (0: automatic). Applies on the next model load.' },
 ];
 

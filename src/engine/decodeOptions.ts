@@ -36,8 +36,9 @@ export interface DecodeOptions {
   /** Never stop on EOS or special tokens (benchmarks with fixed token counts, as llama.cpp's ignore_eos). */
   ignoreEos: boolean;
   /**
-   * Greedy only: draft up to this many tokens by prompt lookup and verify them in one forward pass
-   * (0: off). The output is exactly the greedy output; only the number of model calls changes.
+   * Draft up to this many tokens by prompt lookup and verify them in one forward pass (0: off). Greedy:
+   * exactly the greedy output. Sampling: speculative sampling, so every token keeps the chain's exact
+   * distribution (the random draws differ, so a seed gives another, equally likely, text).
    */
   speculativeTokens: number;
 }

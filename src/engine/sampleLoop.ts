@@ -1,5 +1,5 @@
 import type { DecodeOptions } from './decodeOptions';
-import type { SamplerChain } from './samplers/chain';
+import { verifyDraft, type SamplerChain } from './samplers/chain';
 import type { Prng } from './samplers/prng';
 import { TextStopper, type FinishReason } from './stopping';
 import { StreamingDetokenizer } from './streamingDetokenizer';
@@ -50,7 +50,9 @@ export async function sampleLoop(input: SampleLoopInput): Promise<Sequence> {
   let logits = input.firstLogits;
   let finish: FinishReason | null = null;
   const vocab = input.firstLogits.length;
-  const speculate = chain.greedy && opts.speculativeTokens > 0;
+  const speculate = opts.speculativeTokens > 0;
+  /** A draft token's replacement, already drawn: emitted next instead of sampling again. */
+  let pending: number | null = null;
   /** Takes one token; returns a finish reason when generation must end with it. */
   const accept = (id: number): FinishReason | null => {
     if (stopIds.has(id)) return 'eos';
@@ -66,7 +68,8 @@ export async function sampleLoop(input: SampleLoopInput): Promise<Sequence> {
       finish = 'cancelled';
       break;
     }
-    const id = chain.sample(logits, { history, rng: input.rng });
+    const id = pending ?? chain.sample(logits, { history, rng: input.rng });
+    pending = null;
     finish = accept(id);
     if (finish) break;
     const draft = speculate ? lookupDraft(history, Math.min(opts.speculativeTokens, stepper.room() - 1, opts.maxNewTokens - tokens.length)) : [];
@@ -74,20 +77,25 @@ export async function sampleLoop(input: SampleLoopInput): Promise<Sequence> {
       logits = await stepper.step(id);
       continue;
     }
-    // Verify the draft in one pass: row j holds the logits after [id, draft[0..j-1]].
+    // Verify the draft in one pass: row j holds the logits after [id, draft[0..j-1]]. The first rejected
+    // token's replacement is drawn from that row's residual and emitted next (see verifyDraft).
     const rows = await stepper.stepMany([id, ...draft]);
     if (input.draftStats) input.draftStats.drafted += draft.length;
     let agreed = 0;
     while (agreed < draft.length && !finish) {
       const row = rows.subarray(agreed * vocab, (agreed + 1) * vocab);
-      if (chain.sample(row, { history, rng: input.rng }) !== draft[agreed]) break;
+      const verdict = verifyDraft(chain, row, draft[agreed], { history, rng: input.rng });
+      if (!verdict.accepted) {
+        pending = verdict.id;
+        break;
+      }
       finish = accept(draft[agreed]);
       agreed++;
     }
     if (input.draftStats) input.draftStats.accepted += agreed;
     stepper.rollback(draft.length - agreed);
     if (finish) break;
-    logits = rows.slice(agreed * vocab, (agreed + 1) * vocab);
+    if (pending === null) logits = rows.slice(agreed * vocab, (agreed + 1) * vocab);
   }
   if (finish !== 'stop') emit(stopper.push(detok.flush(), input.now()));
   if (!stopper.finishReason || stopper.finishReason === 'time') emit(stopper.flush());

@@ -40,6 +40,7 @@ export class Config {
       timeBudgetMs: 20000,
       stop: v['generate.stop'] as string[],
       seed: 0,
+      speculativeTokens: v['engine.speculativeTokens'] as number,
     };
   }
 

@@ -102,6 +102,24 @@ async function beamlessLogprob(tokens: number[]): Promise<number> {
   }
 }
 
+test('speculative sampling: near-zero temperature gives the greedy text, and the cache stays consistent', async () => {
+  const p = ref.prompt; // the random fixture accepts a few drafts here, and rejects most
+  const greedy = await engine.generate(p, { maxNewTokens: 40, ignoreEos: true });
+  const sampled = await engine.generate(p, { maxNewTokens: 40, ignoreEos: true, temperature: 1e-4, topK: 8, speculativeTokens: 6 });
+  assert.deepEqual(sampled.tokens, greedy.tokens);
+  assert.ok(sampled.stats.acceptedDraftTokens > 0, 'drafts were accepted while sampling');
+  // At a real temperature the tokens differ from plain sampling's (other draws) but stay valid and seeded.
+  const warm = { maxNewTokens: 30, ignoreEos: true, temperature: 0.8, topK: 20, seed: 3, speculativeTokens: 6 };
+  const a = await engine.generate(p, warm);
+  const b = await engine.generate(p, warm);
+  assert.deepEqual(a.tokens, b.tokens, 'same seed, same text');
+  assert.equal(a.tokens.length, 30);
+  const again = await engine.generate(p + a.text.slice(0, 5), { maxNewTokens: 5, ignoreEos: true });
+  engine.resetCache();
+  const cold = await engine.generate(p + a.text.slice(0, 5), { maxNewTokens: 5, ignoreEos: true });
+  assert.deepEqual(again.tokens, cold.tokens);
+});
+
 test('prompt-lookup speculative decoding gives exactly the greedy output', async () => {
   const prompts = [ref.prompt, 'x = 1\ny = 2\nx = 1\ny = 2\nx = 1\n', 'def f(a):\n    return a\n\ndef g(a):\n    return a\n\ndef h(a):\n'];
   let accepted = 0;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Candidates, topIndices } from '../../src/engine/samplers/candidates';
-import { SamplerChain, draw } from '../../src/engine/samplers/chain';
+import { SamplerChain, draw, verifyDraft } from '../../src/engine/samplers/chain';
 import { minP } from '../../src/engine/samplers/minP';
 import { Prng } from '../../src/engine/samplers/prng';
 import { repetitionPenalty } from '../../src/engine/samplers/repetitionPenalty';
@@ -90,4 +90,42 @@ test('draw follows the softmax distribution', () => {
   for (let i = 0; i < 20000; i++) counts[draw(c, rng.next())]++;
   assert.ok(Math.abs(counts[0] / 20000 - 0.7) < 0.02, `counts ${counts}`);
   assert.ok(Math.abs(counts[2] / 20000 - 0.1) < 0.02, `counts ${counts}`);
+});
+
+test('speculative verification emits tokens with exactly the chain distribution, whatever the draft', () => {
+  const opts = { temperature: 0.7, topK: 4, topP: 1, minP: 0, repetitionPenalty: 1, repetitionWindow: 64 };
+  const chain = new SamplerChain(opts);
+  const row = Float32Array.from([1.0, 0.2, -0.5, 0.9, -3, 0.1]);
+  // Expected: softmax(row / 0.7) over the top 4 (ids 0, 3, 1, 5).
+  const kept = [0, 3, 1, 5];
+  const w = kept.map((id) => Math.exp(row[id] / 0.7));
+  const z = w.reduce((a, b) => a + b, 0);
+  const rng = new Prng(11);
+  const n = 60000;
+  for (const draftId of [0, 5, 2]) {
+    const counts = new Map<number, number>();
+    let accepted = 0;
+    for (let i = 0; i < n; i++) {
+      const v = verifyDraft(chain, row, draftId, { history: [], rng });
+      if (v.accepted) {
+        accepted++;
+        assert.equal(v.id, draftId);
+      } else assert.notEqual(v.id, draftId, 'a rejected draft token is never its own replacement');
+      counts.set(v.id, (counts.get(v.id) ?? 0) + 1);
+    }
+    kept.forEach((id, k) => {
+      const got = (counts.get(id) ?? 0) / n;
+      assert.ok(Math.abs(got - w[k] / z) < 0.01, `draft ${draftId}: token ${id} drawn ${got}, expected ${w[k] / z}`);
+    });
+    assert.equal(counts.get(2) ?? 0, 0, 'a token outside the top-k is never emitted, even as the draft');
+    const pDraft = kept.includes(draftId) ? w[kept.indexOf(draftId)] / z : 0;
+    assert.ok(Math.abs(accepted / n - pDraft) < 0.01, `draft ${draftId} accepted ${accepted / n}, expected ${pDraft}`);
+  }
+});
+
+test('greedy verification keeps the draft token only when it is the argmax', () => {
+  const chain = new SamplerChain({ temperature: 0, topK: 0, topP: 1, minP: 0, repetitionPenalty: 1, repetitionWindow: 64 });
+  const row = Float32Array.from([0.5, 2, 1]);
+  assert.deepEqual(verifyDraft(chain, row, 1, ctx()), { accepted: true, id: 1 });
+  assert.deepEqual(verifyDraft(chain, row, 2, ctx()), { accepted: false, id: 1 });
 });

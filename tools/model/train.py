@@ -7,7 +7,9 @@
     or SPM  <fim_prefix><fim_suffix>S<fim_middle>PM<|endoftext|>  (--spm-rate); the row is then filled
     up with packed documents.
   - AdamW, linear warmup then cosine decay over the time budget (--time-budget-min), checkpoints every
-    --ckpt-every-min minutes, --resume continues a run (same schedule, elapsed time carried over).
+    --ckpt-every-min minutes, --resume continues a run (same schedule, elapsed time carried over),
+    --init-from starts a new run (new schedule, usually a lower --lr) from another run's weights.
+  - time spent stopped (SIGSTOP, e.g. while benchmarks need a quiet machine) is not counted in the budget.
   - log (JSON lines) in <run>/train.log: training loss, validation loss on held-out packages in nats/token
     and bits per byte, FIM middle loss.
 
@@ -235,6 +237,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--init-from", help="checkpoint whose weights (not optimizer or schedule) start this run")
     ap.add_argument("--bench-steps", type=int, default=0, help="only time this many steps")
     a = ap.parse_args()
 
@@ -272,6 +275,12 @@ def main():
                              {"params": no_decay, "weight_decay": 0.0}], lr=a.lr, betas=(0.9, 0.95), eps=1e-8)
     state = {"step": 0, "elapsed": 0.0, "tokens": 0, "best_val": None}
     ckpt_path = os.path.join(a.run, "ckpt_last.pt")
+    init_tokens = 0
+    if a.init_from and not (a.resume and os.path.exists(ckpt_path)):
+        ck = torch.load(a.init_from, map_location="cpu")
+        model.load_state_dict(ck["model"])
+        init_tokens = ck["state"]["tokens"]
+        print(f"initialised from {a.init_from}: step {ck['state']['step']}, {init_tokens} tokens", flush=True)
     if a.resume and os.path.exists(ckpt_path):
         ck = torch.load(ckpt_path, map_location="cpu")
         model.load_state_dict(ck["model"])
@@ -294,7 +303,7 @@ def main():
     if state["step"] == 0 and not a.bench_steps:
         write({"event": "start", "config": cfg.to_hf(), "params": model.num_params(), "args": vars(a),
                "train_tokens_available": int(len(tr_ids)), "train_bytes": tr_bytes,
-               "valid_tokens": int(len(va_ids))})
+               "valid_tokens": int(len(va_ids)), "init_tokens": init_tokens})
 
     def save(path):
         tmp = path + ".tmp"
@@ -332,7 +341,8 @@ def main():
         opt.zero_grad(set_to_none=True)
         dt = time.time() - t0
         state["step"] += 1
-        state["elapsed"] += time.time() - t_prev
+        # a step (or an eval) never takes minutes: a longer gap is the process being stopped, not training
+        state["elapsed"] += min(time.time() - t_prev, 120.0)
         t_prev = time.time()
         state["tokens"] += x[:, 1:].numel()
         loss_acc += float(loss)

@@ -49,6 +49,47 @@ export class SamplerChain {
   }
 }
 
+/** Outcome of checking one draft token: kept, or replaced by `id`. */
+export interface DraftVerdict {
+  accepted: boolean;
+  /** The token to emit: the draft token when accepted, otherwise its replacement. */
+  id: number;
+}
+
+/**
+ * Speculative sampling against a deterministic draft (prompt lookup proposes one token with certainty):
+ * keep the draft token d with probability p(d), otherwise draw from p with d removed, renormalised.
+ * The emitted token is then distributed exactly as p (Leviathan et al. 2023 with q a point mass), so
+ * speculation changes speed, never the distribution. Greedy: keep d iff it is the argmax.
+ */
+export function verifyDraft(chain: SamplerChain, row: ArrayLike<number>, draftId: number, ctx: SamplingContext): DraftVerdict {
+  const c = chain.filter(row, ctx);
+  if (chain.greedy || c.size === 1) {
+    const id = c.argmaxId();
+    return { accepted: id === draftId, id };
+  }
+  const m = c.maxLogit();
+  let total = 0;
+  let pDraft = 0;
+  for (let i = 0; i < c.size; i++) {
+    const w = Math.exp(c.logits[i] - m);
+    total += w;
+    if (c.ids[i] === draftId) pDraft = w;
+  }
+  if (pDraft > 0 && ctx.rng.next() * total < pDraft) return { accepted: true, id: draftId };
+  if (pDraft >= total) return { accepted: true, id: draftId }; // only d survives the filters
+  // Draw from the residual: the same walk as draw(), skipping d.
+  let target = ctx.rng.next() * (total - pDraft);
+  let last = -1;
+  for (let i = 0; i < c.size; i++) {
+    if (c.ids[i] === draftId) continue;
+    last = c.ids[i];
+    target -= Math.exp(c.logits[i] - m);
+    if (target < 0) return { accepted: false, id: last };
+  }
+  return { accepted: false, id: last };
+}
+
 /** Draws from softmax(logits) of the candidates with a uniform number u in [0, 1). */
 export function draw(c: Candidates, u: number): number {
   const m = c.maxLogit();
