@@ -16,6 +16,21 @@ export interface VsTransformersResult {
   transformersjs: ThroughputRow;
   prefill_ratio: number;
   decode_ratio: number;
+  /** Greedy decode from real code prompts, Ghostline as shipped (prompt lookup on) and with it off. */
+  code: CodeDecodeResult | null;
+}
+
+export interface CodeDecodeResult {
+  prompts: number;
+  prompt_tokens_median: number;
+  new_tokens: number;
+  ghostline_plain_tokens_per_s: number;
+  ghostline_speculative_tokens_per_s: number;
+  transformersjs_tokens_per_s: number;
+  ratio_plain: number;
+  ratio_speculative: number;
+  /** Prompt lookup left every greedy token unchanged (checked on each prompt). */
+  speculative_equal_output: boolean;
 }
 
 /**
@@ -24,7 +39,11 @@ export interface VsTransformersResult {
  * the same way: wall time of a generation of 1
  * token (prefill) and of N tokens with EOS ignored; decode rate = (N - 1) / (T(N) - T(1)).
  */
-export async function vsTransformersJs(modelDir: string, onnxFile: string, opts: { threads: number; rounds: number; promptTokens: number; newTokens: number }): Promise<VsTransformersResult> {
+export async function vsTransformersJs(
+  modelDir: string,
+  onnxFile: string,
+  opts: { threads: number; rounds: number; promptTokens: number; newTokens: number; codePrompts?: string[] },
+): Promise<VsTransformersResult> {
   // transformers.js is ESM-only: a real dynamic import (tsc would turn import() into require()).
   const tjs = (await new Function('m', 'return import(m)')('@huggingface/transformers')) as typeof import('@huggingface/transformers');
   tjs.env.allowRemoteModels = false;
@@ -55,6 +74,50 @@ export async function vsTransformersJs(modelDir: string, onnxFile: string, opts:
     },
     { ...opts, promptTokens: promptIds.length },
   );
+  let code: CodeDecodeResult | null = null;
+  const codePrompts = opts.codePrompts ?? [];
+  if (codePrompts.length > 0) {
+    // Per prompt, interleaved: T(1) and T(N) of each engine; decode rate = sum(N - 1) / sum(T(N) - T(1)).
+    const time = async (f: () => Promise<unknown>) => {
+      const t0 = performance.now();
+      await f();
+      return performance.now() - t0;
+    };
+    const n = opts.newTokens;
+    const spent = { plain: 0, spec: 0, theirs: 0 };
+    let equal = true;
+    const lengths: number[] = [];
+    for (const p of codePrompts) {
+      lengths.push(ours.tokenize(p).length);
+      const run = (spec: number, max: number) => async () => {
+        ours.resetCache();
+        return ours.generate(p, { maxNewTokens: max, ignoreEos: true, speculativeTokens: spec });
+      };
+      const tjs = (max: number) => async () => {
+        const enc = tokenizer(p) as Record<string, unknown>;
+        await theirs.generate({ ...enc, max_new_tokens: max, min_new_tokens: max, do_sample: false } as Record<string, unknown>);
+      };
+      const plainText = (await run(0, n)()).text;
+      equal &&= (await run(8, n)()).text === plainText;
+      const one = await time(run(0, 1));
+      const theirOne = await time(tjs(1));
+      spent.plain += (await time(run(0, n))) - one;
+      spent.spec += (await time(run(8, n))) - one;
+      spent.theirs += (await time(tjs(n))) - theirOne;
+    }
+    const tps = (ms: number) => round(((n - 1) * codePrompts.length) / (ms / 1000), 1);
+    code = {
+      prompts: codePrompts.length,
+      prompt_tokens_median: lengths.sort((a, b) => a - b)[Math.floor(lengths.length / 2)],
+      new_tokens: n,
+      ghostline_plain_tokens_per_s: tps(spent.plain),
+      ghostline_speculative_tokens_per_s: tps(spent.spec),
+      transformersjs_tokens_per_s: tps(spent.theirs),
+      ratio_plain: round(spent.theirs / spent.plain, 3),
+      ratio_speculative: round(spent.theirs / spent.spec, 3),
+      speculative_equal_output: equal,
+    };
+  }
   await ours.dispose();
   await (theirs as unknown as { dispose(): Promise<void> }).dispose();
   const g = rows.ours;
@@ -70,5 +133,6 @@ export async function vsTransformersJs(modelDir: string, onnxFile: string, opts:
     transformersjs: t,
     prefill_ratio: round(g.prefill_tokens_per_s / t.prefill_tokens_per_s, 3),
     decode_ratio: round(g.decode_tokens_per_s / t.decode_tokens_per_s, 3),
+    code,
   };
 }
