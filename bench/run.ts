@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { defaultModelDir, packageRoot } from '../src/engine/defaultModel';
 import { pickOnnxFile } from '../src/engine/modelFolder';
+import { defaultThreads, onnxWeightBytes } from '../src/engine/onnxModel';
 import { measureCopyBandwidth, measureReadBandwidth } from './bandwidth';
 import { onnxWeightBytesPerToken } from './onnxWeights';
 import { engineBench } from './engineBench';
@@ -24,10 +25,15 @@ async function main() {
   const root = packageRoot(__dirname);
   const model = arg('model') ?? defaultModelDir(root);
   const qwen = arg('qwen') ?? ensureQwenShape(root, quick);
-  // Comparisons run both engines on the same explicit thread count; the typing replays use what a user
-  // gets (the engine's automatic choice) unless --threads is given.
-  const threads = Number(arg('threads') ?? 2);
-  const replayThreads = arg('threads') ? threads : 0;
+  // Every run uses what a user gets, the engine's automatic thread count for the model (1 for the default
+  // model, whose graph is too small to gain from a second thread without spinning; 2 for the Qwen shape
+  // here), unless --threads is given. Comparisons give the other engine the same count; the default model
+  // is also compared at 2 threads (details).
+  const forced = arg('threads') ? Number(arg('threads')) : undefined;
+  const threadsFor = (onnxFile: string) => forced ?? defaultThreads(onnxWeightBytes(onnxFile));
+  const onnx = pickOnnxFile(model);
+  const threads = threadsFor(onnx);
+  const replayThreads = forced ?? 0;
   const workerPath = path.join(root, 'dist', 'worker.js');
   const log = (s: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}`);
   const machine = {
@@ -41,7 +47,8 @@ async function main() {
 
   log('memory bandwidth');
   const copyBandwidth = measureCopyBandwidth();
-  const bandwidth = await measureReadBandwidth(threads);
+  const bandwidthThreads = forced ?? defaultThreads();
+  const bandwidth = await measureReadBandwidth(bandwidthThreads);
 
   log(`engine: ${model}`);
   const engine = await engineBench(model, path.join(root, 'src', 'completion', 'completionService.ts'), { threads, quick });
@@ -57,13 +64,13 @@ async function main() {
   const replay = await typingReplay(workerPath, model, replayFiles, { threads: replayThreads, charsPerFile: quick ? 150 : 500, gapMs: 120, pauseMs: 1500 });
 
   log('vs transformers.js (default model)');
-  const onnx = pickOnnxFile(model);
   // Real code prompts (about 1,000 characters before a point of each source file) for the as-shipped decode.
   const codePrompts = sources.flatMap((f) => {
     const text = fs.readFileSync(f, 'utf8');
     return [0.3, 0.6, 0.9].slice(0, quick ? 1 : 3).map((at) => text.slice(Math.max(0, Math.floor(text.length * at) - 1000), Math.floor(text.length * at)));
   });
   const vsDefault = await vsTransformersJs(model, onnx, { threads, rounds: quick ? 3 : 7, promptTokens: 256, newTokens: 32, codePrompts });
+  const vsDefault2 = threads === 2 ? null : await vsTransformersJs(model, onnx, { threads: 2, rounds: quick ? 3 : 5, promptTokens: 256, newTokens: 32, codePrompts });
   const weightBytes = onnxWeightBytesPerToken(onnx).perToken;
   const fractionDefault = (vsDefault.ghostline.decode_tokens_per_s * weightBytes) / bandwidth;
 
@@ -75,9 +82,9 @@ async function main() {
     // Quantized ONNX (8/4-bit MatMulNBits) against llama.cpp's 8-bit Q8_0; fp32 against F32.
     const gguf = ensureGguf(root, model, arg('safetensors'), /int8|q4|quantized|uint8/.test(path.basename(onnx)));
     vsLlama = await vsLlamaCpp(model, gguf, deps, { threads, rounds: quick ? 3 : 7, promptTokens: 256, newTokens: 32 });
-    // One thread too: llama.cpp's worker threads spin-wait, which on a busy 2-core machine (an editor, a
-    // build) costs it far more than onnxruntime with spinning off; one thread shows the kernels alone.
-    if (threads > 1) vsLlama1 = await vsLlamaCpp(model, gguf, deps, { threads: 1, rounds: quick ? 3 : 7, promptTokens: 256, newTokens: 32 });
+    // The other thread count too (llama.cpp's worker threads spin-wait: on a busy 2-core machine, an editor
+    // or a build, that costs it far more than onnxruntime with spinning off).
+    vsLlama1 = await vsLlamaCpp(model, gguf, deps, { threads: threads === 1 ? 2 : 1, rounds: quick ? 3 : 7, promptTokens: 256, newTokens: 32 });
   } catch (err) {
     log(`llama.cpp comparison skipped: ${(err as Error).message}`);
   }
@@ -90,11 +97,12 @@ async function main() {
     const qReplay = await typingReplay(workerPath, qwen, replayFiles.slice(0, 1), { threads: replayThreads, charsPerFile: quick ? 60 : 200, gapMs: 150, pauseMs: 5000, fixedNewTokens: 12, speculativeTokens: 0 });
     const qReplayShipped = quick ? null : await typingReplay(workerPath, qwen, replayFiles.slice(0, 1), { threads: replayThreads, charsPerFile: 200, gapMs: 150, pauseMs: 5000, fixedNewTokens: 12 });
     const qOnnx = pickOnnxFile(qwen);
-    const vsQ4 = await vsTransformersJs(qwen, qOnnx, { threads, rounds: quick ? 2 : 3, promptTokens: 128, newTokens: 16 });
+    const qThreads = threadsFor(qOnnx);
+    const vsQ4 = await vsTransformersJs(qwen, qOnnx, { threads: qThreads, rounds: quick ? 2 : 3, promptTokens: 128, newTokens: 16 });
     const q4Bytes = onnxWeightBytesPerToken(qOnnx);
     const fp32Dir = qwenFp32Dir(qwen);
     const fp32 = fp32Dir ? path.join(fp32Dir, 'onnx', 'model.onnx') : null;
-    const vsFp32 = fp32 && !quick ? await vsTransformersJs(fp32Dir as string, fp32, { threads, rounds: 2, promptTokens: 128, newTokens: 16 }) : null;
+    const vsFp32 = fp32 && !quick ? await vsTransformersJs(fp32Dir as string, fp32, { threads: qThreads, rounds: 2, promptTokens: 128, newTokens: 16 }) : null;
     const fp32Bytes = fp32 ? onnxWeightBytesPerToken(fp32) : null;
     qwenResult = {
       dir: qwen,
@@ -132,6 +140,7 @@ async function main() {
       // The limit: bytes read per second with the comparison's thread count (memcmp of buffers far larger
       // than the caches). The share is taken on the Qwen shape (q4) when it ran: a 9 MB model sits in cache.
       read_gb_per_s: round(bandwidth / 1e9),
+      read_threads: bandwidthThreads,
       copy_gb_per_s_one_thread: round(copyBandwidth / 1e9),
       fraction_of_limit: qwenResult ? (qwenResult.fraction_of_bandwidth_limit_q4 as number) : round(fractionDefault, 3),
       fraction_of_limit_model: qwenResult ? 'qwen05b-shape q4' : path.basename(model),
@@ -140,7 +149,7 @@ async function main() {
     },
     event_loop: { p99_lag_ms: replay.event_loop_p99_lag_ms },
     memory: { worker_rss_mb: replay.worker_rss_mb, host_rss_mb: replay.host_rss_mb },
-    details: { engine, typing_default: replay, vs_transformersjs_default: vsDefault, vs_llamacpp_default: vsLlama, vs_llamacpp_default_1_thread: vsLlama1, qwen05b: qwenResult },
+    details: { engine, typing_default: replay, vs_transformersjs_default: vsDefault, vs_llamacpp_default: vsLlama, vs_llamacpp_default_other_threads: vsLlama1, vs_transformersjs_default_2_threads: vsDefault2, qwen05b: qwenResult },
   };
   const out = path.join(root, 'bench', 'results', 'latest.json');
   fs.mkdirSync(path.dirname(out), { recursive: true });

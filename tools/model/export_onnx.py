@@ -106,9 +106,9 @@ def write_folder_files(model: LlamaForCausalLM, folder: str, extra_config: dict 
 
 # ---------------------------------------------------------------- checking against onnxruntime-node
 
-def _cases(model: LlamaForCausalLM, seed: int = 0, padded: bool = True):
-    """Scenarios the engine uses: prefill (past 0), decode, batch with left padding (or, with padded=False,
-    without: the fused graph needs unpadded rows), chunked prefill, all-logits."""
+def _cases(model: LlamaForCausalLM, seed: int = 0):
+    """Scenarios the engine uses: prefill (past 0), decode, batch with left padding, chunked prefill,
+    all-logits."""
     cfg = model.cfg
     g = torch.Generator().manual_seed(seed)
     n, kvh, hd = cfg.num_hidden_layers, cfg.num_key_value_heads, cfg.head_dim
@@ -131,32 +131,21 @@ def _cases(model: LlamaForCausalLM, seed: int = 0, padded: bool = True):
     # batch 2, second row left-padded by 3
     ids = torch.randint(0, cfg.vocab_size, (2, 8), generator=g)
     mask = torch.ones(2, 8, dtype=torch.long)
-    if padded:
-        mask[1, :3] = 0
-        pos = torch.stack([torch.arange(8), torch.clamp(torch.arange(8) - 3, min=0)])
-    else:
-        pos = torch.arange(8)[None].expand(2, 8).contiguous()
+    mask[1, :3] = 0
+    pos = torch.stack([torch.arange(8), torch.clamp(torch.arange(8) - 3, min=0)])
     _, pres = run("prefill_b2_pad", ids, mask, pos, empty(2), 2)
-    if padded:
-        ids2 = torch.randint(0, cfg.vocab_size, (2, 4), generator=g)
-        mask2 = torch.cat([mask, torch.ones(2, 4, dtype=torch.long)], 1)
-        pos2 = pos[:, -1:] + 1 + torch.arange(4)[None]
-        run("chunk_b2_past8_seq4", ids2, mask2, pos2, pres, 4)
-    else:
-        # the engine's batches (beams) only ever add one token at a time; chunks and drafts are batch 1
-        ids2 = torch.randint(0, cfg.vocab_size, (2, 1), generator=g)
-        run("decode_b2_past8", ids2, torch.ones(2, 9, dtype=torch.long), torch.full((2, 1), 8), pres, 1)
-        ids3 = torch.randint(0, cfg.vocab_size, (1, 4), generator=g)
-        past1 = [(k[:1], v[:1]) for k, v in pres]
-        run("chunk_b1_past8_seq4", ids3, torch.ones(1, 12, dtype=torch.long), (torch.arange(4) + 8)[None], past1, 4)
+    ids2 = torch.randint(0, cfg.vocab_size, (2, 4), generator=g)
+    mask2 = torch.cat([mask, torch.ones(2, 4, dtype=torch.long)], 1)
+    pos2 = pos[:, -1:] + 1 + torch.arange(4)[None]
+    run("chunk_b2_past8_seq4", ids2, mask2, pos2, pres, 4)
     ids = torch.randint(0, cfg.vocab_size, (1, 5), generator=g)
     run("all_logits", ids, torch.ones(1, 5, dtype=torch.long), torch.arange(5)[None], empty(1), 0)
     return cases
 
 
-def check_with_node(model: LlamaForCausalLM, onnx_path: str, tol: float = 1e-4, padded: bool = True) -> float:
+def check_with_node(model: LlamaForCausalLM, onnx_path: str, tol: float = 1e-4) -> float:
     model = model.float().eval()
-    cases = _cases(model, padded=padded)
+    cases = _cases(model)
     tmp = tempfile.mkdtemp(prefix="ghostline-onnx-check-")
     manifest = []
     for ci, (name, ids, mask, pos, past, keep, logits, pres) in enumerate(cases):
