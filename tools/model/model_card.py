@@ -31,10 +31,20 @@ def main():
     start = next(e for e in events if e["event"] == "start")
     evals = [e for e in events if e["event"] == "eval"]
     trains = [e for e in events if e["event"] == "train"]
+    # a run started with --init-from continues another run's weights: the card describes both phases
+    parent = None
+    if start["args"].get("init_from"):
+        prun = os.path.dirname(start["args"]["init_from"])
+        pev = [json.loads(line) for line in open(os.path.join(prun, "train.log"))]
+        parent = {"run": prun, "start": next(e for e in pev if e["event"] == "start"),
+                  "evals": [e for e in pev if e["event"] == "eval"],
+                  "done": [e for e in pev if e["event"] == "done"][-1]}
     exp = json.load(open(os.path.join(a.run, "export.json")))
     man = json.load(open(os.path.join(a.model, "licences.json")))
     cfg = json.load(open(os.path.join(a.model, "config.json")))
     best = min(evals, key=lambda e: e["val_loss"])
+    p_min = parent["done"]["minutes"] if parent else 0.0
+    p_tok = start.get("init_tokens", 0) if parent else 0
     last_train = trains[-1]
     used = [p for p in man["packages"] if p.get("used")]
     by_lic = {}
@@ -70,7 +80,7 @@ def main():
     w("")
     w("Ghostline's built-in code completion model: a small Llama-architecture decoder trained from scratch on "
       "permissively licensed Python, JavaScript and TypeScript, with fill-in-the-middle (FIM). It is tiny "
-      "(a few million parameters, trained for under two hours on two CPU cores), so expect short, "
+      f"(a few million parameters, trained for {(p_min + exp['minutes']) / 60:.1f} hours on two CPU cores), so expect short, "
       "syntax-shaped completions, not reasoning. Bigger models (Qwen2.5-Coder, SmolLM2, ...) can be "
       "selected in Ghostline's settings.")
     w("")
@@ -114,7 +124,17 @@ def main():
     w("")
     w("ONNX contract: inputs `input_ids`, `attention_mask`, `position_ids` (int64), `past_key_values.{i}.key/value` "
       "(float32 [batch, kv_heads, past, head_dim]), `num_logits_to_keep` (int64 scalar; logits of the last N "
-      "positions, 0 = all); outputs `logits` [batch, N, vocab], `present.{i}.key/value`. Opset 17.")
+      "positions, 0 = all); outputs `logits` [batch, N, vocab], `present.{i}.key/value`. Opset 17 plus "
+      "onnxruntime's `com.microsoft` operators, so it runs in onnxruntime (Ghostline, transformers.js), not "
+      "in other ONNX runtimes.")
+    if q.get("graph", "traced") == "fused":
+        w("")
+        w("The graph is written by `tools/model/export_fused.py`, not traced: 262 nodes instead of torch.onnx's "
+          "624 (constant reshapes, `RotaryEmbedding`, `SkipSimplifiedLayerNormalization` for RMSNorm and the "
+          "residual add, one causal/padding mask for all layers, grouped query heads folded into the rows of "
+          "the attention product instead of copying the KV cache). Same outputs as PyTorch within "
+          f"{q['onnx_vs_torch_max_abs_diff']:.1e} (fp32, incl. left-padded batches and chunked prefill); "
+          "decode 1.5x faster than the traced graph (`bench/README.md`).")
     w("")
     w("## Data")
     w("")
@@ -141,22 +161,40 @@ def main():
     w("")
     w("## Training")
     w("")
-    w(f"From scratch, {exp['minutes']:.0f} minutes on 2 shared CPU cores (PyTorch 1.13 bf16 autocast, "
-      f"OpenBLAS), {exp['step']:,} steps of {start['args']['batch']} x {start['args']['seq_len']} tokens: "
-      f"**{exp['tokens'] / 1e6:.1f}M tokens seen** (about {exp['tokens'] / start['train_tokens_available']:.2f} "
-      f"epochs). AdamW (betas 0.9/0.95, weight decay 0.1), peak learning rate {start['args']['lr']}, "
-      f"{start['args']['warmup_steps']} warmup steps then cosine decay to {start['args']['min_lr']} over the "
-      f"time budget. FIM on {start['args']['fim_rate']:.0%} of the rows (PSM and SPM {start['args']['spm_rate']:.0%}/"
-      f"{1 - start['args']['spm_rate']:.0%}): in half of the FIM samples the middle is a whole non-blank line "
-      "from its start (30% of the time with 1-4 more lines), as Ghostline's prompt builder splits the prompt "
-      "(until step 409 the split was at a random column inside the line; the run was resumed with the change), "
-      "in the other half a random span; prefix up to 1500 and suffix up to 500 characters. Documents are packed and separated by `<|endoftext|>`. Shipped checkpoint: "
-      f"`{exp['checkpoint']}` (lowest validation loss). Training code: `tools/model/` (commit {commit}); log: "
-      f"`tools/model/runs/{os.path.basename(a.run.rstrip('/'))}/train.log`.")
+    fim_note = ("in half of the FIM samples the middle is a whole non-blank line from its start (30% of the time "
+                "with 1-4 more lines), as Ghostline's prompt builder splits the prompt (in the first 409 steps the "
+                "split was at a random column inside the line), in the other half a random span; prefix up to 1500 "
+                "and suffix up to 500 characters")
+    total_min = p_min + exp["minutes"]
+    total_tok = p_tok + exp["tokens"]
+    w(f"From scratch, **{total_min:.0f} minutes on 2 shared CPU cores** (PyTorch 1.13 bf16 autocast, OpenBLAS), "
+      f"batches of {start['args']['batch']} x {start['args']['seq_len']} tokens: **{total_tok / 1e6:.1f}M tokens "
+      f"seen** (about {total_tok / start['train_tokens_available']:.2f} epochs). AdamW (betas 0.9/0.95, weight "
+      f"decay 0.1). FIM on {start['args']['fim_rate']:.0%} of the rows (PSM and SPM "
+      f"{start['args']['spm_rate']:.0%}/{1 - start['args']['spm_rate']:.0%}): {fim_note}. Documents are packed "
+      "and separated by `<|endoftext|>`.")
+    w("")
+    if parent:
+        pa = parent["start"]["args"]
+        w(f"1. `{os.path.basename(parent['run'])}`: {p_min:.0f} minutes, {parent['done']['step']:,} steps, "
+          f"{p_tok / 1e6:.1f}M tokens; peak learning rate {pa['lr']}, {pa['warmup_steps']} warmup steps, cosine "
+          f"decay to {pa['min_lr']} over the time budget.")
+        w(f"2. `{os.path.basename(a.run.rstrip('/'))}`: continued from the last checkpoint of phase 1 (weights only, "
+          f"`--init-from`) for {exp['minutes']:.0f} minutes, {exp['step']:,} steps, {exp['tokens'] / 1e6:.1f}M "
+          f"tokens, with a new schedule (a warm restart: peak {start['args']['lr']}, {start['args']['warmup_steps']} "
+          f"warmup steps, cosine to {start['args']['min_lr']}) and a new data order (seed {start['args']['seed']}).")
+    else:
+        w(f"{exp['step']:,} steps; peak learning rate {start['args']['lr']}, {start['args']['warmup_steps']} warmup "
+          f"steps then cosine decay to {start['args']['min_lr']} over the time budget.")
+    w("")
+    w(f"Shipped checkpoint: `{exp['checkpoint']}` (lowest validation loss). Training code: `tools/model/` "
+      f"(commit {commit}); logs: " + ", ".join(f"`tools/model/runs/{r}/train.log`" for r in
+                                            ([os.path.basename(parent['run'])] if parent else []) +
+                                            [os.path.basename(a.run.rstrip('/'))]) + ".")
     w("")
     w("## Validation loss (held-out packages)")
     w("")
-    w(f"From the training log at the shipped checkpoint (step {best['step']}, {best['tokens'] / 1e6:.1f}M tokens): "
+    w(f"From the training log at the shipped checkpoint ({(p_tok + best['tokens']) / 1e6:.1f}M tokens in all): "
       f"**{best['val_bpb']:.3f} bits per byte** ({best['val_loss']:.3f} nats/token at "
       f"{best['val_bytes_per_token']:.2f} bytes/token) on {start['args']['val_rows']} rows of "
       f"{start['args']['seq_len']} tokens of plain code; FIM middle (rest-of-line style samples, PSM): "
@@ -164,8 +202,10 @@ def main():
     w("")
     w("| minutes | tokens | val bits/byte | FIM middle nats/token |")
     w("|---|---|---|---|")
-    for e in evals:
-        w(f"| {e['minutes']:.0f} | {e['tokens'] / 1e6:.1f}M | {e['val_bpb']:.3f} | {e['fim_middle_loss']:.3f} |")
+    rows = [(e["minutes"], e["tokens"], e) for e in (parent["evals"] if parent else [])]
+    rows += [(p_min + e["minutes"], p_tok + e["tokens"], e) for e in evals]
+    for m, t, e in rows:
+        w(f"| {m:.0f} | {t / 1e6:.1f}M | {e['val_bpb']:.3f} | {e['fim_middle_loss']:.3f} |")
     w("")
     w("## Quantization")
     w("")
