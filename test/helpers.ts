@@ -5,6 +5,8 @@ import { packageRoot } from '../src/engine/defaultModel';
 
 export const ROOT = packageRoot(__dirname);
 export const TINY = path.join(ROOT, 'test', 'fixtures', 'tiny-llama');
+/** tiny-llama's weights in tools/model/export_fused.py's lean graph (the default model's export). */
+export const TINY_FUSED = path.join(path.dirname(TINY), 'tiny-llama-fused');
 /** The worker as tsc compiles it next to the client (tests run the compiled sources, not the bundle). */
 export const WORKER = path.join(ROOT, 'out', 'src', 'engine', 'worker.js');
 

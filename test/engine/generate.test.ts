@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Engine } from '../../src/engine/engine';
-import { TINY, loadReference } from '../helpers';
+import { TINY, TINY_FUSED, loadReference } from '../helpers';
 
 const ref = loadReference();
 let engine: Engine;
@@ -118,6 +118,24 @@ test('speculative sampling: near-zero temperature gives the greedy text, and the
   engine.resetCache();
   const cold = await engine.generate(p + a.text.slice(0, 5), { maxNewTokens: 5, ignoreEos: true });
   assert.deepEqual(again.tokens, cold.tokens);
+});
+
+test('the lean graph keeps speculative decoding exact: each row is computed alike whatever the pass size', async () => {
+  const fused = await Engine.load(TINY_FUSED, { threads: 1 });
+  try {
+    let accepted = 0;
+    for (const p of [ref.prompt, 'x = 1\ny = 2\nx = 1\ny = 2\nx = 1\n']) {
+      const plain = await fused.generate(p, { maxNewTokens: 40, ignoreEos: true });
+      assert.deepEqual(plain.tokens.slice(0, 20), (await engine.generate(p, { maxNewTokens: 20, ignoreEos: true })).tokens, 'same greedy tokens as the traced graph');
+      fused.resetCache();
+      const fast = await fused.generate(p, { maxNewTokens: 40, ignoreEos: true, speculativeTokens: 6 });
+      assert.deepEqual(fast.tokens, plain.tokens);
+      accepted += fast.stats.acceptedDraftTokens;
+    }
+    assert.ok(accepted > 0);
+  } finally {
+    await fused.dispose();
+  }
 });
 
 test('prompt-lookup speculative decoding gives exactly the greedy output', async () => {

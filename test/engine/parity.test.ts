@@ -6,11 +6,11 @@ import { KvCache } from '../../src/engine/kvCache';
 import { readModelFolder } from '../../src/engine/modelFolder';
 import { OnnxCausalLM } from '../../src/engine/onnxModel';
 import { TextTokenizer } from '../../src/engine/tokenizer';
-import { TINY, argmax, loadReference, maxAbsDiff } from '../helpers';
+import { TINY, TINY_FUSED, argmax, loadReference, maxAbsDiff } from '../helpers';
 
-test('prefill plus 20 decode steps match the PyTorch reference (max abs diff < 1e-4)', async () => {
+for (const [graph, dir] of [['torch.onnx', TINY], ['export_fused.py', TINY_FUSED]]) test(`prefill plus 20 decode steps match the PyTorch reference (max abs diff < 1e-4), ${graph} graph`, async () => {
   const ref = loadReference();
-  const folder = readModelFolder(TINY);
+  const folder = readModelFolder(dir);
   const model = await OnnxCausalLM.load(folder.onnxPath, folder.config, { threads: 1 });
   try {
     let r = await model.forward([ref.prompt_ids], KvCache.empty(model.contract));

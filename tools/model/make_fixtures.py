@@ -2,6 +2,7 @@
 
 Files: config.json, generation_config.json, tokenizer.json, tokenizer_config.json, onnx/model.onnx,
 reference.json (+ reference_logits.bin): torch reference for prefill + 20 greedy decode steps.
+The same weights as export_fused.py's lean graph go to test/fixtures/tiny-llama-fused/ (same reference).
 
 usage: /usr/bin/python3 tools/model/make_fixtures.py
 """
@@ -17,11 +18,13 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bpe  # noqa: E402
+from export_fused import build_fused  # noqa: E402
 from export_onnx import check_with_node, export, write_folder_files  # noqa: E402
 from llama import LlamaConfig, LlamaForCausalLM  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 OUT = os.path.join(REPO, "test", "fixtures", "tiny-llama")
+OUT_FUSED = os.path.join(REPO, "test", "fixtures", "tiny-llama-fused")
 
 # Training text for the tiny BPE: written for this project (same licence as the repository).
 TRAIN_TEXT = '''
@@ -216,6 +219,15 @@ def main():
                        safetensors=False)
     worst = check_with_node(model, onnx_path)
     print(f"onnxruntime-node vs torch: max abs diff {worst:.2e}")
+    os.makedirs(os.path.join(OUT_FUSED, "onnx"), exist_ok=True)
+    fused_path = os.path.join(OUT_FUSED, "onnx", "model.onnx")
+    build_fused(model, fused_path)
+    write_folder_files(model, OUT_FUSED, extra_config={"_comment": "tiny-llama's weights, export_fused.py's graph"},
+                       safetensors=False)
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        with open(os.path.join(OUT, f), "rb") as src, open(os.path.join(OUT_FUSED, f), "wb") as dst:
+            dst.write(src.read())
+    print(f"fused graph vs torch: max abs diff {check_with_node(model, fused_path):.2e}")
 
     rows_np = rows.numpy().astype("<f4")
     rows_np.tofile(os.path.join(OUT, "reference_logits.bin"))
