@@ -32,13 +32,14 @@ export interface TypingReplayResult {
  * typist pauses and the suggestion is awaited. Latency counts the requests that completed. The event loop of
  * this (the "extension host") thread is watched the whole time.
  */
-export async function typingReplay(workerPath: string, modelDir: string, files: string[], opts: { threads: number; charsPerFile: number; gapMs: number; pauseMs: number; fixedNewTokens?: number; speculativeTokens?: number }): Promise<TypingReplayResult> {
+export async function typingReplay(workerPath: string, modelDir: string, files: string[], opts: { threads: number; charsPerFile: number; gapMs: number; pauseMs: number; fixedNewTokens?: number; speculativeTokens?: number; prefetch?: boolean }): Promise<TypingReplayResult> {
   const client = new EngineClient({ workerPath });
   const info = await client.load(modelDir, { threads: opts.threads });
   const template = pickFimTemplate(info.specialTokens);
   const settings = defaultCompletionSettings();
   // Random-weight models never end a line: they get a fixed suggestion length (a typical one-line completion).
   if (opts.fixedNewTokens) settings.preset = { ...settings.preset, maxNewTokens: opts.fixedNewTokens };
+  if (opts.prefetch !== undefined) settings.prefetch = opts.prefetch;
   if (opts.speculativeTokens !== undefined) settings.preset = { ...settings.preset, speculativeTokens: opts.speculativeTokens };
   const service = new CompletionService(client, () => template, () => settings, () => info.contextLength);
   const lag = monitorEventLoopDelay({ resolution: 1 });

@@ -1,6 +1,7 @@
 // Greedy completion with the shipped tokenizer + ONNX model (what the engine does, minus its extras).
 // usage: node tools/model/greedy.cjs <model_dir> <onnx file name> <max_new_tokens> <prompt> [<prompt>...]
-//   a prompt containing "<CURSOR>" is run as FIM: <fim_prefix>before<fim_suffix>after<fim_middle>
+//   a prompt containing "<CURSOR>" is run as FIM in Ghostline's layout:
+//   <fim_prefix>lines above<fim_suffix>rest of the line and lines below<fim_middle>cursor line up to the cursor
 const fs = require('fs');
 const path = require('path');
 const ort = require(path.resolve(__dirname, '../../node_modules/onnxruntime-node'));
@@ -16,7 +17,12 @@ const { Tokenizer } = require(path.resolve(__dirname, '../../node_modules/@huggi
   const eos = new Set([].concat(cfg.eos_token_id));
   const results = [];
   for (const p0 of prompts) {
-    const p = p0.includes('<CURSOR>') ? `<fim_prefix>${p0.split('<CURSOR>')[0]}<fim_suffix>${p0.split('<CURSOR>')[1]}<fim_middle>` : p0;
+    let p = p0;
+    if (p0.includes('<CURSOR>')) {
+      const [before, after] = p0.split('<CURSOR>');
+      const lineStart = before.lastIndexOf('\n') + 1;
+      p = `<fim_prefix>${before.slice(0, lineStart)}<fim_suffix>${after}<fim_middle>${before.slice(lineStart)}`;
+    }
     let ids = tok.encode(p, { add_special_tokens: false }).ids;
     let past = null, pastLen = 0;
     const gen = [];
