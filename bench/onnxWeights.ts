@@ -23,52 +23,47 @@ interface Field {
   end: number;
 }
 
+/** Reads a base-128 varint at `pos`: [value, position after it] (lengths can exceed 2^31: no bit ops). */
+function varint(buf: Buffer, pos: number): [number, number] {
+  let v = 0;
+  let mul = 1;
+  for (;;) {
+    const b = buf[pos++];
+    v += (b & 0x7f) * mul;
+    if (b < 0x80) return [v, pos];
+    mul *= 128;
+  }
+}
+
 function* fields(buf: Buffer, start: number, end: number): Generator<Field> {
   let p = start;
-  const varint = () => {
-    let v = 0;
-    let mul = 1;
-    for (;;) {
-      const b = buf[p++];
-      v += (b & 0x7f) * mul;
-      if (b < 0x80) return v;
-      mul *= 128;
-    }
-  };
   while (p < end) {
-    const key = varint();
+    const [key, afterKey] = varint(buf, p);
+    p = afterKey;
     const no = Math.floor(key / 8);
     const wire = key & 7;
     if (wire === 0) {
-      const value = varint();
+      const [value, next] = varint(buf, p);
+      p = next;
       yield { no, wire, value, start: p, end: p };
     } else if (wire === 2) {
-      const len = varint();
-      yield { no, wire, value: len, start: p, end: p + len };
-      p += len;
-    } else if (wire === 1) {
-      yield { no, wire, value: 0, start: p, end: p + 8 };
-      p += 8;
-    } else if (wire === 5) {
-      yield { no, wire, value: 0, start: p, end: p + 4 };
-      p += 4;
+      const [len, next] = varint(buf, p);
+      p = next + len;
+      yield { no, wire, value: len, start: next, end: p };
+    } else if (wire === 1 || wire === 5) {
+      const size = wire === 1 ? 8 : 4;
+      yield { no, wire, value: 0, start: p, end: p + size };
+      p += size;
     } else throw new Error(`unsupported protobuf wire type ${wire}`);
   }
 }
 
 function packedVarints(buf: Buffer, f: Field): number[] {
   const out: number[] = [];
-  let p = f.start;
-  while (p < f.end) {
-    let v = 0;
-    let mul = 1;
-    for (;;) {
-      const b = buf[p++];
-      v += (b & 0x7f) * mul;
-      if (b < 0x80) break;
-      mul *= 128;
-    }
+  for (let p = f.start; p < f.end; ) {
+    const [v, next] = varint(buf, p);
     out.push(v);
+    p = next;
   }
   return out;
 }
