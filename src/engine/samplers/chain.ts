@@ -77,7 +77,6 @@ export function verifyDraft(chain: SamplerChain, row: ArrayLike<number>, draftId
     if (c.ids[i] === draftId) pDraft = w;
   }
   if (pDraft > 0 && ctx.rng.next() * total < pDraft) return { accepted: true, id: draftId };
-  if (pDraft >= total) return { accepted: true, id: draftId }; // only d survives the filters
   // Draw from the residual: the same walk as draw(), skipping d.
   let target = ctx.rng.next() * (total - pDraft);
   let last = -1;
