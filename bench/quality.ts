@@ -6,6 +6,7 @@ import { documentContext, positionAt, textSource } from '../src/completion/conte
 import { buildPrompt } from '../src/completion/prompt/buildPrompt';
 import { pickFimTemplate } from '../src/completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../src/completion/settings';
+import { INLINE_PRESET } from '../src/completion/presets';
 import { defaultModelDir, packageRoot } from '../src/engine/defaultModel';
 import { Engine } from '../src/engine/engine';
 import { editSimilarity } from './editSimilarity';
@@ -26,6 +27,8 @@ async function main() {
     return i >= 0 ? argv[i + 1] : undefined;
   };
   const root = packageRoot(__dirname);
+  // As the editor does (the inline preset heals the prompt's last token); --no-token-healing for an A/B.
+  const tokenHealing = INLINE_PRESET.tokenHealing && !argv.includes('--no-token-healing');
   const modelDir = arg('model') ?? defaultModelDir(root);
   const data = arg('data') ?? path.join(root, 'tools', 'model', 'eval', 'heldout.jsonl');
   const limit = Number(arg('limit') ?? Infinity);
@@ -44,7 +47,7 @@ async function main() {
       const text = s.prefix + s.suffix;
       const ctx = documentContext(textSource(text), positionAt(text, s.prefix.length), budget);
       const prompt = buildPrompt(ctx, tpl, [], s.path).prompt;
-      const r = await engine.generate(prompt, { maxNewTokens: 48, maxLines: 1, stop: tpl ? tpl.stopTokens : [] });
+      const r = await engine.generate(prompt, { maxNewTokens: 48, maxLines: 1, stop: tpl ? tpl.stopTokens : [], tokenHealing });
       const got = r.text.trimEnd();
       const want = s.expected.trimEnd();
       if (got === want) exact++;

@@ -12,7 +12,7 @@ const USAGE = `ghostline: local code completion engine (headless)
   ghostline generate [--model DIR] (--prompt TEXT | --prompt-file F) [--max-new-tokens N]
                      [--temperature T] [--top-k K] [--top-p P] [--min-p P] [--repetition-penalty R]
                      [--num-beams B] [--num-return-sequences N] [--seed S] [--stop STR]...
-                     [--max-lines N] [--time-budget-ms MS] [--speculative-tokens N] [--ignore-eos]
+                     [--max-lines N] [--time-budget-ms MS] [--speculative-tokens N] [--ignore-eos] [--token-healing]
                      [--threads N] [--json]
   ghostline serve-stdio [--model DIR] [--threads N]
       one JSON request per line on stdin, one JSON response per line on stdout
@@ -20,7 +20,7 @@ const USAGE = `ghostline: local code completion engine (headless)
 --model defaults to the model shipped in models/.`;
 
 async function main(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, ['json', 'help', 'ignore-eos']);
+  const args = parseArgs(argv, ['json', 'help', 'ignore-eos', 'token-healing']);
   if (args.flags.has('help') || !args.command) {
     process.stdout.write(USAGE + '\n');
     return args.command ? 0 : 2;
@@ -59,6 +59,7 @@ async function generate(client: EngineClient, args: ParsedArgs): Promise<number>
     stop: args.values.get('stop'),
     speculativeTokens: num(args, 'speculative-tokens'),
     ignoreEos: args.flags.has('ignore-eos') || undefined,
+    tokenHealing: args.flags.has('token-healing') || undefined,
   };
   const json = args.flags.has('json');
   const ac = new AbortController();

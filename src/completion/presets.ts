@@ -8,7 +8,8 @@ import type { DecodeOptions } from '../engine/decodeOptions';
  * suggestion), no repetition penalty (code repeats itself legitimately), one line when there is text right
  * of the cursor, up to `blockLines` lines on an empty line or after a block opener, and a time budget that
  * applies once the first line is complete. Both presets draft up to 8 tokens by prompt lookup
- * (speculative sampling: the same distribution, about 1.5x faster decoding on real code).
+ * (speculative sampling: the same distribution, about 1.5x faster decoding on real code), and heal the
+ * prompt's last token (the first token generated must extend it: cursors split tokens).
  */
 /** The decode knobs both presets have. */
 export interface SamplingPreset {
@@ -23,6 +24,8 @@ export interface SamplingPreset {
   seed: number;
   /** Prompt-lookup speculative decoding: draft tokens verified per model pass (0: off). Speed only. */
   speculativeTokens: number;
+  /** Token healing of the prompt's last token (the cursor often splits a token). */
+  tokenHealing: boolean;
 }
 
 export interface InlinePreset extends SamplingPreset {
@@ -47,6 +50,7 @@ export const INLINE_PRESET: Readonly<InlinePreset> = Object.freeze({
   stop: [],
   seed: 0,
   speculativeTokens: 8,
+  tokenHealing: true,
 });
 
 /**
@@ -65,6 +69,7 @@ export const GENERATE_PRESET: Readonly<GeneratePreset> = Object.freeze({
   stop: [],
   seed: 0,
   speculativeTokens: 8,
+  tokenHealing: true,
 });
 
 
@@ -92,5 +97,6 @@ export function inlineDecodeOptions(p: InlinePreset, mode: InlineMode, linePrefi
     stop: p.stop,
     seed: p.seed,
     speculativeTokens: p.speculativeTokens,
+    tokenHealing: p.tokenHealing,
   };
 }

@@ -1,5 +1,5 @@
 import type { CompletionSettings } from './completionService';
-import type { InlinePreset } from './presets';
+import { INLINE_PRESET, type InlinePreset } from './presets';
 import { validateSettings, type SettingValues } from './settingsSchema';
 
 /** Turns validated setting values into the pipeline's settings. */
@@ -17,6 +17,7 @@ export function completionSettings(v: SettingValues): CompletionSettings {
     stop: v['inline.stop'] as string[],
     seed: 0,
     speculativeTokens: n('engine.speculativeTokens'),
+    tokenHealing: INLINE_PRESET.tokenHealing,
   };
   return {
     preset,

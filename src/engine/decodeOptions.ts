@@ -41,6 +41,11 @@ export interface DecodeOptions {
    * distribution (the random draws differ, so a seed gives another, equally likely, text).
    */
   speculativeTokens: number;
+  /**
+   * Token healing: take back the prompt's last token and make the first generated token start with its
+   * text (a prompt cut at the cursor often ends mid-token). The output never repeats that text.
+   */
+  tokenHealing: boolean;
 }
 
 export const DEFAULT_DECODE_OPTIONS: Readonly<DecodeOptions> = Object.freeze({
@@ -60,9 +65,10 @@ export const DEFAULT_DECODE_OPTIONS: Readonly<DecodeOptions> = Object.freeze({
   stopOnSpecialTokens: true,
   ignoreEos: false,
   speculativeTokens: 0,
+  tokenHealing: false,
 });
 
-const LIMITS: Record<keyof Omit<DecodeOptions, 'stop' | 'stopOnSpecialTokens' | 'ignoreEos'>, [number, number, boolean]> = {
+const LIMITS: Record<keyof Omit<DecodeOptions, 'stop' | 'stopOnSpecialTokens' | 'ignoreEos' | 'tokenHealing'>, [number, number, boolean]> = {
   // [min, max, integer]
   maxNewTokens: [1, 4096, true],
   temperature: [0, 10, false],
@@ -97,7 +103,7 @@ export function resolveDecodeOptions(
       out.stop = (value as string[]).filter((s) => s.length > 0);
       continue;
     }
-    if (key === 'stopOnSpecialTokens' || key === 'ignoreEos') {
+    if (key === 'stopOnSpecialTokens' || key === 'ignoreEos' || key === 'tokenHealing') {
       if (typeof value !== 'boolean') throw new RequestError(`${nameOf(key)} must be a boolean`);
       out[key] = value;
       continue;

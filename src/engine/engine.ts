@@ -7,6 +7,7 @@ import { OnnxCausalLM, defaultThreads, onnxWeightBytes, type SessionOptions } fr
 import { SamplerChain } from './samplers/chain';
 import { Prng } from './samplers/prng';
 import { sampleLoop } from './sampleLoop';
+import { TokenPrefixIndex, planHealing, restrictTo } from './tokenHealing';
 import { TextTokenizer } from './tokenizer';
 import { ModelFolderError } from './errors';
 import type { GenerateResult, GenerationStats, ModelInfo, Sequence } from './types';
@@ -31,6 +32,8 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
 export class Engine {
   private cache: KvCache;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Token texts sorted for token healing; built on first use. */
+  private prefixIndex: TokenPrefixIndex | null = null;
   private readonly stopIds: Set<number>;
   private readonly specialStopIds: Set<number>;
   readonly info: ModelInfo;
@@ -129,6 +132,10 @@ export class Engine {
     const quantum = Math.max(1, Math.floor(ctx / 8));
     const truncated = overflow > 0 ? Math.min(tokens.length - 1, Math.ceil(overflow / quantum) * quantum) : 0;
     if (truncated > 0) tokens = tokens.slice(truncated);
+    const beams = opts.numBeams > 1 ? opts.numBeams : opts.temperature === 0 && opts.numReturnSequences > 1 ? opts.numReturnSequences : 1;
+    // Token healing (sampling and greedy; beam search keeps the prompt as it is).
+    const healing = opts.tokenHealing && beams === 1 ? planHealing(prompt, tokens, this.tokenizer, (this.prefixIndex ??= new TokenPrefixIndex(this.tokenizer))) : null;
+    if (healing) tokens = healing.tokens;
 
     const stats: GenerationStats = {
       promptTokens: tokens.length,
@@ -159,7 +166,6 @@ export class Engine {
     const now = () => performance.now();
     const room = () => ctx - this.cache.length;
     let sequences: Sequence[];
-    const beams = opts.numBeams > 1 ? opts.numBeams : opts.temperature === 0 && opts.numReturnSequences > 1 ? opts.numReturnSequences : 1;
     if (beams > 1) {
       const promptCache = this.cache;
       let beamCache = promptCache;
@@ -196,7 +202,8 @@ export class Engine {
         if (n > 0) this.cache = this.cache.crop(tokens.length);
         sequences.push(
           await sampleLoop({
-            firstLogits,
+            firstLogits: healing ? restrictTo(firstLogits, healing.allowed) : firstLogits,
+            healText: healing?.text,
             history: tokens,
             opts,
             chain,

@@ -19,6 +19,8 @@ export interface DecodeStepper {
 
 export interface SampleLoopInput {
   firstLogits: Float32Array;
+  /** Token healing: the text the first token starts with, which belongs to the prompt, not the output. */
+  healText?: string;
   history: number[];
   opts: DecodeOptions;
   chain: SamplerChain;
@@ -47,6 +49,14 @@ export async function sampleLoop(input: SampleLoopInput): Promise<Sequence> {
     text += delta;
     input.onText?.(delta);
   };
+  // What is left of the healed prompt text in the decoded output, removed before stop rules see it.
+  let heal = input.healText ?? '';
+  const unheal = (text: string): string => {
+    if (!heal) return text;
+    const n = Math.min(heal.length, text.length);
+    heal = heal.slice(n);
+    return text.slice(n);
+  };
   let logits = input.firstLogits;
   let finish: FinishReason | null = null;
   const vocab = input.firstLogits.length;
@@ -58,7 +68,7 @@ export async function sampleLoop(input: SampleLoopInput): Promise<Sequence> {
     if (stopIds.has(id)) return 'eos';
     tokens.push(id);
     history.push(id);
-    emit(stopper.push(detok.push(id), input.now()));
+    emit(stopper.push(unheal(detok.push(id)), input.now()));
     if (stopper.finishReason) return stopper.finishReason;
     if (tokens.length >= opts.maxNewTokens || stepper.room() <= 0) return 'length';
     return null;
@@ -97,7 +107,7 @@ export async function sampleLoop(input: SampleLoopInput): Promise<Sequence> {
     if (finish) break;
     if (pending === null) logits = rows.slice(agreed * vocab, (agreed + 1) * vocab);
   }
-  if (finish !== 'stop') emit(stopper.push(detok.flush(), input.now()));
+  if (finish !== 'stop') emit(stopper.push(unheal(detok.flush()), input.now()));
   if (!stopper.finishReason || stopper.finishReason === 'time') emit(stopper.flush());
   if (stopper.finishReason === 'stop') finish = 'stop';
   return { text, finishReason: finish, logprob: NaN, tokens };

@@ -19,6 +19,7 @@ export const SNAKE_TO_OPTION: Record<string, keyof DecodeOptions> = {
   stop_on_special_tokens: 'stopOnSpecialTokens',
   ignore_eos: 'ignoreEos',
   speculative_tokens: 'speculativeTokens',
+  token_healing: 'tokenHealing',
 };
 
 /** Picks the decode options out of a snake_case request, ignoring the keys listed in `other`. */

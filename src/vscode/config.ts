@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { completionSettings } from '../completion/settings';
 import type { CompletionSettings } from '../completion/completionService';
 import { validateSettings, type SettingValues } from '../completion/settingsSchema';
-import type { GeneratePreset } from '../completion/presets';
+import { GENERATE_PRESET, type GeneratePreset } from '../completion/presets';
 
 /**
  * Reads Ghostline's settings for a document (workspace folder and language overrides apply), validates them
@@ -41,6 +41,7 @@ export class Config {
       stop: v['generate.stop'] as string[],
       seed: 0,
       speculativeTokens: v['engine.speculativeTokens'] as number,
+      tokenHealing: GENERATE_PRESET.tokenHealing,
     };
   }
 

@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import { CompletionService } from '../../src/completion/completionService';
 import { positionAt, textSource } from '../../src/completion/context/documentContext';
 import { pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
+import { INLINE_PRESET, inlineDecodeOptions } from '../../src/completion/presets';
 import { defaultCompletionSettings } from '../../src/completion/settings';
 import { defaultModelDir } from '../../src/engine/defaultModel';
 import { Engine } from '../../src/engine/engine';
@@ -56,6 +57,13 @@ test('the CLI without --model completes "function add(a: number, b: number) {\\n
   assert.match(first, /^\s+[^\s;]/, JSON.stringify(first));
   assert.match(first, /\b[ab]\b/, JSON.stringify(first));
   assert.match(first, /;\s*$/, JSON.stringify(first));
+});
+
+test('a cursor inside a word: the inline preset heals the token and finishes the word', async () => {
+  for (const [prompt, rest] of [['def area(r):\n    ret', /^urn\b/], ['import o', /^s\b/]] as const) {
+    const r = await engine.generate(prompt, inlineDecodeOptions(INLINE_PRESET, 'line', prompt.split('\n').pop() ?? ''));
+    assert.match(r.text, rest, JSON.stringify({ prompt, text: r.text }));
+  }
 });
 
 test('typing replay with the default model: each keystroke prefills a few tokens', async () => {
