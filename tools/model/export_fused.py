@@ -9,10 +9,10 @@ SkipSimplifiedLayerNormalization, the causal/padding mask is built once for all 
 heads are folded into the rows of the attention product ([b, kv_heads, rep * seq, d] against the cache)
 instead of copying the KV cache rep times.
 
-Not GroupQueryAttention, although it is faster still: its multi-token-with-past path rounds differently
-from its one-token path, so prompt-lookup verification (several tokens in one pass) changed greedy
-outputs (2 of 12 real-code prompts over 64 tokens). Every operator here computes each row the same way
-whatever the number of rows, which keeps speculative decoding and chunked prefill exact.
+Not GroupQueryAttention, although it was as fast: it derives positions from attention_mask, so left-padded
+rows come out wrong, and its multi-token-with-past path rounds differently from its one-token path (greedy
+text under prompt-lookup verification changed on 2 of 12 real-code prompts over 64 tokens, at tokens 20
+and 63; with this graph 1 of 12, at token 62, a near-tie that torch.onnx's fp32 graph breaks the same way).
 
 usage: python3 export_fused.py --checkpoint ckpt.pt --out model.onnx [--check]
 """
