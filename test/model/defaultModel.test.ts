@@ -51,7 +51,7 @@ test('the CLI without --model completes "def fibonacci(n):\\n    if n <" plausib
 });
 
 test('the CLI without --model completes "function add(a: number, b: number) {\\n  return" with a return expression', () => {
-  // A 7M-parameter model: it writes a complete expression on a parameter (today "b.toLowerCase();"),
+  // A 7M-parameter model: it writes a complete expression on a parameter (today "b.length;"),
   // not yet the sum; the model card and the issue note say so.
   const first = cli('function add(a: number, b: number) {\n  return').split('\n')[0];
   assert.match(first, /^\s+[^\s;]/, JSON.stringify(first));

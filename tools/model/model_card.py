@@ -212,7 +212,7 @@ def main():
     w(f"Weight-only, with `tools/model/quantize.py`: linear layers and the tied output projection as "
       "`com.microsoft` `MatMulNBits` (block 32, asymmetric zero points, `accuracy_level` 4, i.e. int8 "
       "activations: in onnxruntime-node 1.30 on CPU, 8-bit weights with level 0 decoded at 23-24 ms/token, with "
-      "level 4 at 2.5-3.5 ms/token, for the same loss), the embedding table as int8 rows. Measured in "
+      "level 4 at 2.5-3.5 ms/token, for the same loss, on the torch.onnx graph), the embedding table as int8 rows. Measured in "
       f"onnxruntime-node on {q['eval_tokens']:,} held-out tokens (2 threads, rough speed on a busy 2-core "
       "machine):")
     w("")
