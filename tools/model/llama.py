@@ -268,3 +268,24 @@ def save_safetensors(path: str, tensors: dict, metadata: Optional[dict] = None) 
         f.write(hb)
         for d in blobs:
             f.write(d)
+
+
+def load_safetensors(path: str) -> dict:
+    import struct
+    import numpy as np
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        a, b = info["data_offsets"]
+        if info["dtype"] == "BF16":  # numpy has no bfloat16: read the raw 16-bit words and view them as bf16
+            raw = torch.from_numpy(np.frombuffer(data[a:b], dtype=np.int16).copy())
+            out[name] = raw.view(torch.bfloat16).float().reshape(info["shape"])
+            continue
+        np_dt = {"F32": np.float32, "F16": np.float16, "I64": np.int64}[info["dtype"]]
+        out[name] = torch.from_numpy(np.frombuffer(data[a:b], dtype=np_dt).copy().reshape(info["shape"]))
+    return out

@@ -3,7 +3,10 @@
 The quality section (rest-of-line exact match / edit similarity) is filled by `npm run eval:quality`; this
 script keeps whatever is between the QUALITY markers of an existing README.
 
-usage: /usr/bin/python3 tools/model/model_card.py --run tools/model/runs/r1 --model models/ghostline-code-small
+usage: /usr/bin/python3 tools/model/model_card.py --run tools/model/runs/r3 --model models/ghostline-code-small \
+           [--after tools/model/runs/r1 tools/model/runs/r2]
+A run started with `--init-from <run>/ckpt_*.pt` finds its earlier phase by itself; one started from a shipped
+`model.safetensors` names its earlier phases with --after.
 """
 from __future__ import annotations
 
@@ -22,30 +25,42 @@ with the code after the cursor given as FIM suffix and without it), and its spee
 (prefill tokens/s, ms per token)."""
 
 
+def read_run(run: str) -> dict:
+    events = [json.loads(line) for line in open(os.path.join(run, "train.log"))]
+    return {"run": run, "name": os.path.basename(run.rstrip("/")),
+            "start": next(e for e in events if e["event"] == "start"),
+            "evals": [e for e in events if e["event"] == "eval"],
+            "done": [e for e in events if e["event"] == "done"][-1]}
+
+
+def training_phases(run: str, after: list) -> list:
+    """The runs that made the shipped weights, oldest first (each --init-from continues the one before)."""
+    if after:
+        return [read_run(r) for r in after] + [read_run(run)]
+    phases = [read_run(run)]
+    while (init := phases[0]["start"]["args"].get("init_from")) and init.endswith(".pt"):
+        phases.insert(0, read_run(os.path.dirname(init)))
+    return phases
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", required=True)
     ap.add_argument("--model", required=True)
+    ap.add_argument("--after", nargs="*", default=[], help="earlier training phases, oldest first")
     a = ap.parse_args()
-    events = [json.loads(line) for line in open(os.path.join(a.run, "train.log"))]
-    start = next(e for e in events if e["event"] == "start")
-    evals = [e for e in events if e["event"] == "eval"]
-    trains = [e for e in events if e["event"] == "train"]
-    # a run started with --init-from continues another run's weights: the card describes both phases
-    parent = None
-    if start["args"].get("init_from"):
-        prun = os.path.dirname(start["args"]["init_from"])
-        pev = [json.loads(line) for line in open(os.path.join(prun, "train.log"))]
-        parent = {"run": prun, "start": next(e for e in pev if e["event"] == "start"),
-                  "evals": [e for e in pev if e["event"] == "eval"],
-                  "done": [e for e in pev if e["event"] == "done"][-1]}
+    phases = training_phases(a.run, a.after)
+    start, evals = phases[-1]["start"], phases[-1]["evals"]
+    # minutes and tokens before each phase, for the cumulative columns
+    off_min, off_tok = [], []
+    for i, ph in enumerate(phases):
+        off_min.append(sum(p["done"]["minutes"] for p in phases[:i]))
+        off_tok.append(ph["start"].get("init_tokens", 0) if i else 0)
     exp = json.load(open(os.path.join(a.run, "export.json")))
     man = json.load(open(os.path.join(a.model, "licences.json")))
     cfg = json.load(open(os.path.join(a.model, "config.json")))
     best = min(evals, key=lambda e: e["val_loss"])
-    p_min = parent["done"]["minutes"] if parent else 0.0
-    p_tok = start.get("init_tokens", 0) if parent else 0
-    last_train = trains[-1]
+    p_min, p_tok = off_min[-1], off_tok[-1]
     used = [p for p in man["packages"] if p.get("used")]
     by_lic = {}
     canon = {"expat": "MIT (Expat)", "mit": "MIT (Expat)", "apache": "Apache-2.0", "psf": "PSF-2.0"}
@@ -174,23 +189,27 @@ def main():
       f"{start['args']['spm_rate']:.0%}/{1 - start['args']['spm_rate']:.0%}): {fim_note}. Documents are packed "
       "and separated by `<|endoftext|>`.")
     w("")
-    if parent:
-        pa = parent["start"]["args"]
-        w(f"1. `{os.path.basename(parent['run'])}`: {p_min:.0f} minutes, {parent['done']['step']:,} steps, "
-          f"{p_tok / 1e6:.1f}M tokens; peak learning rate {pa['lr']}, {pa['warmup_steps']} warmup steps, cosine "
-          f"decay to {pa['min_lr']} over the time budget.")
-        w(f"2. `{os.path.basename(a.run.rstrip('/'))}`: continued from the last checkpoint of phase 1 (weights only, "
-          f"`--init-from`) for {exp['minutes']:.0f} minutes, {exp['step']:,} steps, {exp['tokens'] / 1e6:.1f}M "
-          f"tokens, with a new schedule (a warm restart: peak {start['args']['lr']}, {start['args']['warmup_steps']} "
-          f"warmup steps, cosine to {start['args']['min_lr']}) and a new data order (seed {start['args']['seed']}).")
+    if len(phases) > 1:
+        for i, ph in enumerate(phases):
+            pa, d = ph["start"]["args"], ph["done"]
+            if i == 0:
+                w(f"1. `{ph['name']}`: {d['minutes']:.0f} minutes, {d['step']:,} steps, {d['tokens'] / 1e6:.1f}M "
+                  f"tokens; peak learning rate {pa['lr']}, {pa['warmup_steps']} warmup steps, cosine decay to "
+                  f"{pa['min_lr']} over the time budget.")
+                continue
+            source = (f"the last checkpoint of phase {i}" if pa["init_from"].endswith(".pt") else
+                      f"the weights shipped after phase {i} (`model.safetensors`, bf16: the phase {i} checkpoints "
+                      "were no longer on the machine)")
+            w(f"{i + 1}. `{ph['name']}`: continued from {source} (weights only, `--init-from`) for "
+              f"{d['minutes']:.0f} minutes, {d['step']:,} steps, {d['tokens'] / 1e6:.1f}M tokens, with a new "
+              f"schedule (a warm restart: peak {pa['lr']}, {pa['warmup_steps']} warmup steps, cosine to "
+              f"{pa['min_lr']}) and a new data order (seed {pa['seed']}).")
     else:
         w(f"{exp['step']:,} steps; peak learning rate {start['args']['lr']}, {start['args']['warmup_steps']} warmup "
           f"steps then cosine decay to {start['args']['min_lr']} over the time budget.")
     w("")
     w(f"Shipped checkpoint: `{exp['checkpoint']}` (lowest validation loss). Training code: `tools/model/` "
-      f"(commit {commit}); logs: " + ", ".join(f"`tools/model/runs/{r}/train.log`" for r in
-                                            ([os.path.basename(parent['run'])] if parent else []) +
-                                            [os.path.basename(a.run.rstrip('/'))]) + ".")
+      f"(commit {commit}); logs: " + ", ".join(f"`tools/model/runs/{ph['name']}/train.log`" for ph in phases) + ".")
     w("")
     w("## Validation loss (held-out packages)")
     w("")
@@ -200,12 +219,20 @@ def main():
       f"{start['args']['seq_len']} tokens of plain code; FIM middle (rest-of-line style samples, PSM): "
       f"{best['fim_middle_loss']:.3f} nats/token, {best['fim_middle_bpb']:.3f} bits/byte.")
     w("")
-    w("| minutes | tokens | val bits/byte | FIM middle nats/token |")
-    w("|---|---|---|---|")
-    rows = [(e["minutes"], e["tokens"], e) for e in (parent["evals"] if parent else [])]
-    rows += [(p_min + e["minutes"], p_tok + e["tokens"], e) for e in evals]
-    for m, t, e in rows:
-        w(f"| {m:.0f} | {t / 1e6:.1f}M | {e['val_bpb']:.3f} | {e['fim_middle_loss']:.3f} |")
+    for i, ph in enumerate(phases[1:], 1):
+        before = phases[i - 1]["start"]["valid_tokens"]
+        if ph["start"]["valid_tokens"] != before:
+            w(f"Phase `{ph['name']}` was measured on a rebuilt copy of the held-out set "
+              f"({ph['start']['valid_tokens']:,} tokens instead of {before:,}: the corpus was collected again "
+              "from the same package versions), so its rows are not exactly comparable with the earlier ones; "
+              "its first row re-measures its starting weights there.")
+            w("")
+    w("| phase | minutes | tokens | val bits/byte | FIM middle nats/token |")
+    w("|---|---|---|---|---|")
+    for i, ph in enumerate(phases):
+        for e in ph["evals"]:
+            w(f"| {ph['name']} | {off_min[i] + e['minutes']:.0f} | {(off_tok[i] + e['tokens']) / 1e6:.1f}M | "
+              f"{e['val_bpb']:.3f} | {e['fim_middle_loss']:.3f} |")
     w("")
     w("## Quantization")
     w("")

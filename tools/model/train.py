@@ -36,7 +36,7 @@ import torch.nn.functional as F  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bpe  # noqa: E402
-from llama import LlamaConfig, LlamaForCausalLM  # noqa: E402
+from llama import LlamaConfig, LlamaForCausalLM, load_safetensors  # noqa: E402
 
 
 # ------------------------------------------------------------------------------------------- data
@@ -237,7 +237,10 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resume", action="store_true")
-    ap.add_argument("--init-from", help="checkpoint whose weights (not optimizer or schedule) start this run")
+    ap.add_argument("--init-from", help="checkpoint (.pt) or shipped model.safetensors whose weights (not optimizer "
+                                        "or schedule) start this run")
+    ap.add_argument("--init-tokens", type=int, default=0,
+                    help="tokens already seen by a --init-from .safetensors (for the log's totals)")
     ap.add_argument("--bench-steps", type=int, default=0, help="only time this many steps")
     a = ap.parse_args()
 
@@ -277,10 +280,18 @@ def main():
     ckpt_path = os.path.join(a.run, "ckpt_last.pt")
     init_tokens = 0
     if a.init_from and not (a.resume and os.path.exists(ckpt_path)):
-        ck = torch.load(a.init_from, map_location="cpu")
-        model.load_state_dict(ck["model"])
-        init_tokens = ck["state"]["tokens"]
-        print(f"initialised from {a.init_from}: step {ck['state']['step']}, {init_tokens} tokens", flush=True)
+        if a.init_from.endswith(".safetensors"):
+            # a shipped model (HF names, lm_head tied to the embedding): its checkpoints may be long gone
+            sd = load_safetensors(a.init_from)
+            sd["lm_head.weight"] = sd["model.embed_tokens.weight"]
+            model.load_state_dict(sd)
+            init_tokens = a.init_tokens
+            print(f"initialised from {a.init_from}: {init_tokens} tokens (from --init-tokens)", flush=True)
+        else:
+            ck = torch.load(a.init_from, map_location="cpu")
+            model.load_state_dict(ck["model"])
+            init_tokens = ck["state"]["tokens"]
+            print(f"initialised from {a.init_from}: step {ck['state']['step']}, {init_tokens} tokens", flush=True)
     if a.resume and os.path.exists(ckpt_path):
         ck = torch.load(ckpt_path, map_location="cpu")
         model.load_state_dict(ck["model"])
@@ -320,6 +331,8 @@ def main():
             save(os.path.join(a.run, "ckpt_best.pt"))
         return r
 
+    if state["step"] == 0 and a.init_from and not a.bench_steps:
+        do_eval()  # the starting point, measured on this run's validation rows
     budget = a.time_budget_min * 60
     last_ckpt = last_eval = time.time()
     t_prev = time.time()
