@@ -142,6 +142,12 @@ def main():
         res["safetensors"] = "not shipped (size budget)"
     else:
         res["safetensors"] = "bf16"
+        # transformers reads torch_dtype as the dtype of the stored weights
+        cp = os.path.join(a.model, "config.json")
+        c = json.load(open(cp))
+        c["torch_dtype"] = "bfloat16"
+        with open(cp, "w") as f:
+            json.dump(c, f, indent=2)
     man = os.path.join(a.data, "manifest.json")
     if os.path.exists(man):
         shutil.copy(man, os.path.join(a.model, "licences.json"))
