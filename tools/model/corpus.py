@@ -11,7 +11,7 @@ per-package byte cap. Whole packages are held out for validation.
 
 Output (in --out): train.jsonl, valid.jsonl ({"package", "path", "language", "text"}), manifest.json.
 
-usage: /usr/bin/python3 tools/model/corpus.py --npm /tmp/corpus-npm --out tools/model/data
+usage: /usr/bin/python3 tools/model/corpus.py --npm /tmp/corpus-npm [/tmp/corpus-npm2 ...] --out tools/model/data
 """
 from __future__ import annotations
 
@@ -57,6 +57,11 @@ HELDOUT_CAP = 500_000
 
 MAX_FILE_BYTES = 200_000
 MIN_FILE_BYTES = 200
+
+
+def load_jsonl(path: str) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(l) for l in f if l.strip()]
 
 
 def norm_licence(s: str) -> str:
@@ -226,13 +231,19 @@ def collect_files(src: dict, rng: random.Random):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--npm", default="/tmp/corpus-npm")
+    ap.add_argument("--npm", nargs="+", default=["/tmp/corpus-npm"],
+                    help="npm scratch folders; a package name already taken from an earlier folder is skipped, and "
+                         "later folders come last so that adding one leaves the earlier files and the held-out set as they were")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"))
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--synthetic", help="a jsonl from tools/model/synthetic.py, appended to the training split")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     os.makedirs(a.out, exist_ok=True)
-    sources = debian_python_sources() + npm_sources(a.npm)
+    sources = debian_python_sources()
+    for root in a.npm:
+        names = {s["package"] for s in sources}
+        sources += [s for s in npm_sources(root) if s["package"] not in names]
     seen_hash = set()
     manifest = []
     rejected = defaultdict(int)
@@ -289,6 +300,16 @@ def main():
         totals[(split, docs[0]["language"] if len({d['language'] for d in docs}) == 1 else "mixed")] += nbytes
         totals[split] += nbytes
         manifest.append(entry)
+    if a.synthetic:  # tools/model/synthetic.py: ours, training split only
+        docs = load_jsonl(a.synthetic)
+        for d in docs:
+            ftrain.write(json.dumps(d, ensure_ascii=False) + "\n")
+        nbytes = sum(len(d["text"].encode("utf-8")) for d in docs)
+        totals["train"] += nbytes
+        totals[("train", "mixed")] += nbytes
+        manifest.append({"package": "ghostline-synthetic", "version": "tools/model/synthetic.py", "licence": "MIT",
+                         "source": "synthetic", "used": True, "split": "train", "files": len(docs), "bytes": nbytes,
+                         "languages": sorted({d["language"] for d in docs})})
     ftrain.close()
     fvalid.close()
     summary = {
