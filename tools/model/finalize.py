@@ -41,6 +41,11 @@ PROMPTS = [
     "import os\n\ndef read_file(path):\n    with open(path) as f:\n        return",
     "const express = require('express');\nconst app = express();\n\napp.get('/', (req, res) => {\n  res.",
     "def is_even(n):\n    return <CURSOR>\n\n\nprint(is_even(4))\n",
+    # ops that tools/model/synthetic.py leaves out
+    "function multiply(a: number, b: number): number {\n  return",
+    "def cube(x):\n    return",
+    "const isOdd = (n: number): boolean =>",
+    "def smallest(items):\n    return",
 ]
 
 

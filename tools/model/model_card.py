@@ -72,7 +72,8 @@ def main():
         by_lic[lic][1] += p["bytes"]
     src_bytes = {}
     for p in used:
-        k = (p["split"], "Python (Debian)" if p["source"] == "debian" else "JavaScript/TypeScript (npm)")
+        k = (p["split"], {"debian": "Python (Debian)", "synthetic": "synthetic helpers (Python, JS, TS)"}.get(
+            p["source"], "JavaScript/TypeScript (npm)"))
         src_bytes[k] = src_bytes.get(k, 0) + p["bytes"]
     name = os.path.basename(a.model.rstrip("/"))
     onnx_files = sorted(os.listdir(os.path.join(a.model, "onnx")))
@@ -165,6 +166,14 @@ def main():
       "PSF...); packages under GPL, LGPL or MPL were left out, and so were vendored folders.")
     w("- JavaScript/TypeScript: npm packages (and their dependencies) under MIT, ISC, BSD, Apache-2.0 and "
       "similar licences according to their `package.json`; sources preferred over build output.")
+    synthetic = next((p for p in used if p["source"] == "synthetic"), None)
+    if synthetic:
+        w(f"- Synthetic: {synthetic['files']:,} short modules ({synthetic['bytes'] / 1e6:.1f} MB) of simple helper "
+          "functions (`add`, `isEven`, `factorial`, `fibonacci`, a `Stack` class...) written from templates by "
+          "`tools/model/synthetic.py` (ours, MIT): library code rarely has them, and the model did not tie a "
+          "function's name to its body. The two prompts of the issue's check (`fibonacci`, `add`) are therefore "
+          "in-distribution; the ops `multiply`, `cube`, `is_odd`/`isOdd` and `smallest` are left out of it, and "
+          "their greedy samples below show what carries over.")
     w("- Dropped: minified, generated, data-like and vendored files, files over 200 KB, exact duplicates; "
       "at most 3 MB per npm package, 6-8 MB per Debian package.")
     w(f"- Held out for validation and the quality eval (whole packages): {', '.join(sorted(set(s['heldout_packages'])))}.")
@@ -197,13 +206,17 @@ def main():
                   f"tokens; peak learning rate {pa['lr']}, {pa['warmup_steps']} warmup steps, cosine decay to "
                   f"{pa['min_lr']} over the time budget.")
                 continue
-            source = (f"the last checkpoint of phase {i}" if pa["init_from"].endswith(".pt") else
+            source = (f"`{os.path.basename(pa['init_from'])}` of phase {i}" if pa["init_from"].endswith(".pt") else
                       f"the weights shipped after phase {i} (`model.safetensors`, bf16: the phase {i} checkpoints "
                       "were no longer on the machine)")
             w(f"{i + 1}. `{ph['name']}`: continued from {source} (weights only, `--init-from`) for "
               f"{d['minutes']:.0f} minutes, {d['step']:,} steps, {d['tokens'] / 1e6:.1f}M tokens, with a new "
               f"schedule (a warm restart: peak {pa['lr']}, {pa['warmup_steps']} warmup steps, cosine to "
-              f"{pa['min_lr']}) and a new data order (seed {pa['seed']}).")
+              f"{pa['min_lr']}) and a new data order (seed {pa['seed']})"
+              + (f", on a larger corpus ({ph['start']['train_bytes'] / 1e6:.1f} MB instead of "
+                 f"{phases[i - 1]['start']['train_bytes'] / 1e6:.1f} MB)"
+                 if ph["start"].get("train_bytes", 0) > phases[i - 1]["start"].get("train_bytes", 0) * 1.01 else "")
+              + ".")
     else:
         w(f"{exp['step']:,} steps; peak learning rate {start['args']['lr']}, {start['args']['warmup_steps']} warmup "
           f"steps then cosine decay to {start['args']['min_lr']} over the time budget.")
