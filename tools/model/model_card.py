@@ -16,6 +16,8 @@ import os
 import re
 import subprocess
 
+from synthetic import HELDOUT_OPS, OPS
+
 BEGIN, END = "<!-- QUALITY:BEGIN -->", "<!-- QUALITY:END -->"
 PLACEHOLDER = """## Quality on held-out packages
 
@@ -41,6 +43,12 @@ def training_phases(run: str, after: list) -> list:
     while (init := phases[0]["start"]["args"].get("init_from")) and init.endswith(".pt"):
         phases.insert(0, read_run(os.path.dirname(init)))
     return phases
+
+
+def held_out_ops() -> str:
+    """synthetic.HELDOUT_OPS with their JavaScript names where those differ."""
+    names = [py if py == js else f"{py}/{js}" for py, js, *_ in OPS if py in HELDOUT_OPS]
+    return ", ".join(f"`{n}`".replace("/", "`/`") for n in names)
 
 
 def main():
@@ -172,7 +180,7 @@ def main():
           "functions (`add`, `isEven`, `factorial`, `fibonacci`, a `Stack` class...) written from templates by "
           "`tools/model/synthetic.py` (ours, MIT): library code rarely has them, and the model did not tie a "
           "function's name to its body. The two prompts of the issue's check (`fibonacci`, `add`) are therefore "
-          "in-distribution; the ops `multiply`, `cube`, `is_odd`/`isOdd` and `smallest` are left out of it, and "
+          f"in-distribution; the ops {held_out_ops()} are left out of it, and "
           "their greedy samples below show what carries over.")
     w("- Dropped: minified, generated, data-like and vendored files, files over 200 KB, exact duplicates; "
       "at most 3 MB per npm package, 6-8 MB per Debian package.")
