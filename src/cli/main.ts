@@ -4,6 +4,7 @@ import type { DecodeOptions } from '../engine/decodeOptions';
 import { defaultModelDir } from '../engine/defaultModel';
 import { errorMessage } from '../engine/errors';
 import { num, one, parseArgs, type ParsedArgs } from './args';
+import { convertCommand } from './convertCommand';
 import { toResponse } from './response';
 import { serveStdio } from './serveStdio';
 
@@ -16,15 +17,19 @@ const USAGE = `ghostline: local code completion engine (headless)
                      [--threads N] [--json]
   ghostline serve-stdio [--model DIR] [--threads N]
       one JSON request per line on stdin, one JSON response per line on stdout
+  ghostline convert --from CHECKPOINT_DIR --out MODEL_DIR [--quant q4|int8|fp32] [--block-size 32]
+                    [--accuracy-level 4] [--progress-json]
+      a Hugging Face checkpoint (llama, qwen2, starcoder2; safetensors) -> a Ghostline model folder
 
 --model defaults to the model shipped in models/.`;
 
 async function main(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, ['json', 'help', 'ignore-eos', 'token-healing']);
+  const args = parseArgs(argv, ['json', 'help', 'ignore-eos', 'token-healing', 'progress-json']);
   if (args.flags.has('help') || !args.command) {
     process.stdout.write(USAGE + '\n');
     return args.command ? 0 : 2;
   }
+  if (args.command === 'convert') return convertCommand(args);
   const client = new EngineClient();
   try {
     const threads = num(args, 'threads');

@@ -1,9 +1,9 @@
 import { beamSearch } from './beamSearch';
 import { resolveDecodeOptions, type DecodeOptions } from './decodeOptions';
 import { RequestError } from './errors';
-import { KvCache, commonPrefixLength } from './kvCache';
+import { commonPrefixLength } from './kvCache';
 import { eosIds, readModelFolder, type ModelFolder, type ReadModelFolderOptions } from './modelFolder';
-import { OnnxCausalLM, defaultThreads, onnxWeightBytes, type SessionOptions } from './onnxModel';
+import { OnnxCausalLM, defaultThreads, onnxWeightBytes, type AnyKvCache, type SessionOptions } from './onnxModel';
 import { SamplerChain } from './samplers/chain';
 import { Prng } from './samplers/prng';
 import { sampleLoop } from './sampleLoop';
@@ -30,7 +30,7 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
  * (sample or beam search), detokenize. One request at a time; calls queue up in order.
  */
 export class Engine {
-  private cache: KvCache;
+  private cache: AnyKvCache;
   private queue: Promise<unknown> = Promise.resolve();
   /** Token texts sorted for token healing; built on first use. */
   private prefixIndex: TokenPrefixIndex | null = null;
@@ -45,7 +45,7 @@ export class Engine {
     private readonly prefillChunk: number,
     threads: number,
   ) {
-    this.cache = KvCache.empty(model.contract);
+    this.cache = model.emptyCache();
     const eos = eosIds(folder, (t) => tokenizer.tokenId(t));
     this.stopIds = new Set(eos);
     this.specialStopIds = new Set([...eos, ...tokenizer.specialIds]);
@@ -97,7 +97,7 @@ export class Engine {
 
   /** Forgets the KV cache (the next request prefills everything). */
   resetCache(): void {
-    this.cache = KvCache.empty(this.model.contract);
+    this.cache = this.model.emptyCache();
   }
 
   generate(prompt: string, options: Partial<DecodeOptions> = {}, hooks: GenerateHooks = {}): Promise<GenerateResult> {

@@ -1,10 +1,13 @@
 import type { InferenceSession } from 'onnxruntime-node';
 import { ModelFolderError } from './errors';
+import { leanNames } from './leanContract';
 
 export type KvType = 'float32' | 'float16';
 
 /** What the ONNX graph takes and returns, read from the session itself rather than guessed from file names. */
 export interface IoContract {
+  /** 'hf': the Hugging Face / Optimum contract (growing past in, whole present out); 'lean': Ghostline's own (leanContract.ts). */
+  kind: 'hf' | 'lean';
   layers: number;
   kvHeads: number;
   headDim: number;
@@ -30,8 +33,9 @@ export function readIoContract(
   const outputs = new Set(session.outputNames);
   const missing = (what: string) => new ModelFolderError(file, `the ONNX graph has no ${what}`);
   if (!inputs.has('input_ids')) throw missing('input "input_ids"');
-  if (!inputs.has('attention_mask')) throw missing('input "attention_mask"');
   if (!outputs.has('logits')) throw missing('output "logits"');
+  if (inputs.has(leanNames.cacheKey(0))) return readLeanContract(session, config, file);
+  if (!inputs.has('attention_mask')) throw missing('input "attention_mask"');
   if ([...inputs].some((n) => /^past_key_values\.\d+\.key_value$/.test(n))) {
     throw new ModelFolderError(file, 'uses the fused past_key_values.{i}.key_value layout (old gpt_bigcode export), which Ghostline does not support');
   }
@@ -72,6 +76,7 @@ export function readIoContract(
   if (!vocab) throw new ModelFolderError(file, 'cannot tell the vocabulary size: logits dimension is symbolic and config.json has no vocab_size');
 
   return {
+    kind: 'hf',
     layers,
     kvHeads,
     headDim,
@@ -83,6 +88,39 @@ export function readIoContract(
     hasNumLogitsToKeep: inputs.has('num_logits_to_keep'),
     pastName: (i, kind) => `past_key_values.${i}.${kind}`,
     presentName: (i, kind) => `present.${i}.${kind}`,
+  };
+}
+
+/** Ghostline's lean contract: everything is declared in the graph with fixed sizes. */
+function readLeanContract(session: Parameters<typeof readIoContract>[0], config: Record<string, unknown>, file: string): IoContract {
+  const inputs = new Set(session.inputNames);
+  const bad = (what: string) => new ModelFolderError(file, `is a Ghostline lean graph but ${what}`);
+  for (const n of [leanNames.positionIds, leanNames.attentionBias, leanNames.keep]) if (!inputs.has(n)) throw bad(`has no input "${n}"`);
+  if (!session.outputNames.includes(leanNames.newKv)) throw bad(`has no output "${leanNames.newKv}"`);
+  let layers = 0;
+  while (inputs.has(leanNames.cacheKey(layers))) layers++;
+  const declared = config.num_hidden_layers;
+  if (typeof declared === 'number' && declared !== layers) throw new ModelFolderError(file, `has ${layers} layers of KV cache but config.json says num_hidden_layers = ${declared}`);
+  const shape = (list: readonly Meta[] | undefined, name: string) => {
+    const m = list?.find((x) => x.name === name);
+    return m && m.isTensor ? m.shape : [];
+  };
+  const [, kvHeads, headDim] = shape(session.inputMetadata, leanNames.cacheKey(0));
+  const vocab = shape(session.outputMetadata, leanNames.logits)[2];
+  if (typeof kvHeads !== 'number' || typeof headDim !== 'number' || typeof vocab !== 'number') throw bad('declares no fixed KV head count, head size or vocabulary');
+  return {
+    kind: 'lean',
+    layers,
+    kvHeads,
+    headDim,
+    kvType: 'float32',
+    logitsType: 'float32',
+    vocab,
+    hasPositionIds: true,
+    hasUseCacheBranch: false,
+    hasNumLogitsToKeep: true,
+    pastName: (i, kind) => (kind === 'key' ? leanNames.cacheKey(i) : leanNames.cacheValue(i)),
+    presentName: () => leanNames.newKv,
   };
 }
 

@@ -5,6 +5,11 @@ import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { ModelFolderError, errorMessage } from './errors';
 import { readIoContract, type IoContract } from './ioContract';
 import { KvCache } from './kvCache';
+import { LeanKvCache, attentionBias } from './leanCache';
+import { leanNames } from './leanContract';
+
+/** The KV cache of either contract (same operations; the model picks the kind). */
+export type AnyKvCache = KvCache | LeanKvCache;
 
 export interface SessionOptions {
   /** Intra-op threads; 0 picks a default from the CPU count. */
@@ -36,7 +41,7 @@ export interface ForwardResult {
   /** Row-major [batch, rows, vocab] float32 logits of the last `rows` positions. */
   logits: Float32Array;
   rows: number;
-  cache: KvCache;
+  cache: AnyKvCache;
 }
 
 /** One ONNX causal LM session, fed through the Hugging Face / Optimum decoder contract. */
@@ -69,11 +74,16 @@ export class OnnxCausalLM {
     }
   }
 
+  emptyCache(batch = 1): AnyKvCache {
+    return this.contract.kind === 'lean' ? LeanKvCache.empty(this.contract, batch) : KvCache.empty(this.contract, batch);
+  }
+
   /**
    * Feeds `tokens` (batch rows of equal length) after the cache and returns logits for the last
    * `keep` positions of each row plus the extended cache.
    */
-  async forward(tokens: number[][], cache: KvCache, keep = 1): Promise<ForwardResult> {
+  async forward(tokens: number[][], cache: AnyKvCache, keep = 1): Promise<ForwardResult> {
+    if (cache instanceof LeanKvCache) return this.forwardLean(tokens, cache, keep);
     const c = this.contract;
     const batch = tokens.length;
     const seq = tokens[0].length;
@@ -104,6 +114,39 @@ export class OnnxCausalLM {
     const rows = Math.min(keep, rowsOut);
     const logits = lastRows(logitsT, batch, rowsOut, rows, vocab);
     return { logits, rows, cache: cache.advance(present, tokens[0]) };
+  }
+
+  /**
+   * The lean contract: cache buffers go in as inputs, only the new K/V rows come out, and are written into
+   * the buffers here. A cache that is too small is first copied into a larger store.
+   */
+  private async forwardLean(tokens: number[][], cache: LeanKvCache, keep: number): Promise<ForwardResult> {
+    const batch = tokens.length;
+    const seq = tokens[0].length;
+    const past = cache.length;
+    const store = cache.storeFor(past + seq);
+    const ids = new BigInt64Array(batch * seq);
+    const pos = new BigInt64Array(batch * seq);
+    tokens.forEach((row, b) =>
+      row.forEach((t, i) => {
+        ids[b * seq + i] = BigInt(t);
+        pos[b * seq + i] = BigInt(past + i);
+      }),
+    );
+    const feeds: Record<string, Tensor> = {
+      ...store.feeds(),
+      [leanNames.inputIds]: new Tensor('int64', ids, [batch, seq]),
+      [leanNames.positionIds]: new Tensor('int64', pos, [batch, seq]),
+      [leanNames.attentionBias]: new Tensor('float32', attentionBias(past, seq, store.cap), [seq, store.cap + seq]),
+      [leanNames.keep]: new Tensor('int64', BigInt64Array.of(BigInt(keep)), []),
+    };
+    const out = await this.session.run(feeds);
+    store.write((out[leanNames.newKv] as Tensor).data as Float32Array, seq, past);
+    const logitsT = out[leanNames.logits] as Tensor;
+    const [, rowsOut, vocab] = logitsT.dims;
+    const rows = Math.min(keep, rowsOut);
+    const logits = lastRows(logitsT, batch, rowsOut, rows, vocab);
+    return { logits, rows, cache: new LeanKvCache(store, cache.tokens.concat(tokens[0]), past + seq) };
   }
 
   async release(): Promise<void> {

@@ -261,6 +261,7 @@ for (const exp of EXPECTED) {
         assert.equal(argmax(r.logits), ref.greedy_tokens[step], `greedy token at step ${step}`);
       }
       assert.equal(r.cache.length, ref.prompt_ids.length + ref.n_decode);
+      assert.ok(r.cache instanceof KvCache);
       assert.equal(r.cache.tensors[0].type, exp.kvType);
     });
 

@@ -1,0 +1,37 @@
+import { convertCheckpoint } from '../converter/convert';
+import type { Quant } from '../converter/types';
+import { num, one, type ParsedArgs } from './args';
+
+/**
+ * `ghostline convert --from DIR --out DIR [--quant q4|int8|fp32] [--block-size 32] [--accuracy-level 4] [--progress-json]`.
+ * Progress goes to stderr (a bar) or, with --progress-json, one JSON line per update on stdout (for the
+ * extension, which runs the conversion in a child process so the editor never waits on it).
+ */
+export async function convertCommand(args: ParsedArgs): Promise<number> {
+  const from = one(args, 'from');
+  const out = one(args, 'out');
+  if (!from || !out) throw new Error('convert needs --from CHECKPOINT_DIR and --out MODEL_DIR');
+  const json = args.flags.has('progress-json');
+  const ac = new AbortController();
+  process.once('SIGINT', () => ac.abort());
+  process.once('SIGTERM', () => ac.abort());
+  let lastPct = -1;
+  const result = await convertCheckpoint({
+    from,
+    out,
+    quant: one(args, 'quant') as Quant | undefined,
+    blockSize: num(args, 'block-size'),
+    accuracyLevel: num(args, 'accuracy-level'),
+    signal: ac.signal,
+    onProgress: (p) => {
+      const pct = Math.floor((100 * p.doneBytes) / Math.max(1, p.totalBytes));
+      if (pct === lastPct) return;
+      lastPct = pct;
+      if (json) process.stdout.write(JSON.stringify({ progress: p }) + '\n');
+      else process.stderr.write(`\rconverting ${pct}% ${p.tensor.padEnd(48).slice(0, 48)}`);
+    },
+  });
+  if (json) process.stdout.write(JSON.stringify({ result }) + '\n');
+  else process.stderr.write(`\nwrote ${result.out} (${(result.bytes / 1e6).toFixed(1)} MB, ${result.modelType}, ${result.quant}) in ${result.seconds.toFixed(1)} s\n`);
+  return 0;
+}

@@ -1,0 +1,93 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { readArchitecture } from './architecture';
+import { ConvertError } from './errors';
+import { writeLeanGraph } from './leanGraph';
+import { OnnxWriter } from './onnxWriter';
+import { Checkpoint } from './safetensors';
+import type { ConvertOptions, ConvertResult, Quant } from './types';
+
+/** Files copied as they are from the checkpoint folder (the tokenizer and config ones are required). */
+const REQUIRED = ['config.json', 'tokenizer.json'];
+const OPTIONAL = ['generation_config.json', 'tokenizer_config.json', 'special_tokens_map.json', 'LICENSE', 'LICENSE.txt', 'README.md'];
+/** Marks a folder still being written; such a folder is never listed or loaded as a model. */
+export const PARTIAL_SUFFIX = '.converting';
+
+export const ONNX_FILE_FOR: Record<Quant, string> = { q4: 'model_q4.onnx', int8: 'model_int8.onnx', fp32: 'model.onnx' };
+
+/**
+ * Hugging Face checkpoint folder -> Ghostline model folder with the lean graph. Everything is written to
+ * `<out>.converting` and renamed to `out` only when complete, so a cancel, an error or a full disk never
+ * leaves a folder that looks like a model.
+ */
+export async function convertCheckpoint(opts: ConvertOptions): Promise<ConvertResult> {
+  const t0 = performance.now();
+  const from = path.resolve(opts.from);
+  const out = path.resolve(opts.out);
+  const quant = opts.quant ?? 'q4';
+  const blockSize = opts.blockSize ?? 32;
+  const accuracyLevel = opts.accuracyLevel ?? 4;
+  if (!['q4', 'int8', 'fp32'].includes(quant)) throw new ConvertError(out, `--quant must be q4, int8 or fp32, got ${JSON.stringify(quant)}`);
+  if (!Number.isInteger(blockSize) || blockSize < 16 || blockSize > 256 || (blockSize & (blockSize - 1)) !== 0) {
+    throw new ConvertError(out, `--block-size must be a power of two from 16 to 256, got ${blockSize}`);
+  }
+  if (!Number.isInteger(accuracyLevel) || accuracyLevel < 0 || accuracyLevel > 4) throw new ConvertError(out, `--accuracy-level must be 0-4, got ${accuracyLevel}`);
+  if (!fs.existsSync(from) || !fs.statSync(from).isDirectory()) throw new ConvertError(from, 'checkpoint folder not found');
+  for (const f of REQUIRED) if (!fs.existsSync(path.join(from, f))) throw new ConvertError(path.join(from, f), 'missing: a checkpoint folder needs config.json and tokenizer.json');
+  if (fs.existsSync(out) && fs.readdirSync(out).length > 0) throw new ConvertError(out, 'already exists and is not empty');
+
+  const configPath = path.join(from, 'config.json');
+  const config = readJsonObject(configPath);
+  const arch = readArchitecture(config, configPath);
+  validateTokenizer(path.join(from, 'tokenizer.json'));
+  const ck = Checkpoint.open(from);
+  const work = out + PARTIAL_SUFFIX;
+  fs.rmSync(work, { recursive: true, force: true });
+  fs.mkdirSync(path.join(work, 'onnx'), { recursive: true });
+  const onnxName = ONNX_FILE_FOR[quant];
+  const writer = new OnnxWriter(path.join(work, 'onnx', onnxName));
+  try {
+    const totalBytes = [...ck.tensors.values()].reduce((s, t) => s + t.bytes, 0);
+    let doneBytes = 0;
+    const consumed = (bytes: number, tensor: string) => {
+      if (opts.signal?.aborted) throw new ConvertError(out, 'conversion cancelled');
+      doneBytes += bytes;
+      opts.onProgress?.({ doneBytes: Math.min(doneBytes, totalBytes), totalBytes, tensor });
+    };
+    writeLeanGraph(ck, arch, writer, { quant, blockSize, accuracyLevel, consumed });
+    for (const f of REQUIRED.concat(OPTIONAL)) {
+      const src = path.join(from, f);
+      if (fs.existsSync(src) && f !== 'config.json') fs.copyFileSync(src, path.join(work, f));
+    }
+    const ghostline = { ...((config.ghostline as object | undefined) ?? {}), graph: 'lean-v1', converted: { quant, block_size: blockSize, accuracy_level: accuracyLevel, from: path.basename(from) } };
+    fs.writeFileSync(path.join(work, 'config.json'), JSON.stringify({ ...config, ghostline }, null, 2) + '\n');
+    if (opts.signal?.aborted) throw new ConvertError(out, 'conversion cancelled');
+    if (fs.existsSync(out)) fs.rmdirSync(out); // empty (checked above)
+    fs.renameSync(work, out);
+  } catch (err) {
+    writer.abort();
+    fs.rmSync(work, { recursive: true, force: true });
+    throw err;
+  } finally {
+    ck.close();
+  }
+  const onnxFile = path.join(out, 'onnx', onnxName);
+  const bytes = fs.statSync(onnxFile).size + writer.dataBytes;
+  return { out, onnxFile, bytes, seconds: (performance.now() - t0) / 1000, modelType: arch.modelType, quant };
+}
+
+function readJsonObject(file: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new ConvertError(file, `is not valid JSON (${(err as Error).message})`);
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new ConvertError(file, 'must hold a JSON object');
+  return v as Record<string, unknown>;
+}
+
+function validateTokenizer(file: string): void {
+  const tj = readJsonObject(file) as { model?: { vocab?: unknown } };
+  if (!tj.model || typeof tj.model !== 'object' || !tj.model.vocab) throw new ConvertError(file, 'has no "model" with a "vocab": not a Hugging Face tokenizer.json');
+}

@@ -1,0 +1,143 @@
+import { Tensor } from 'onnxruntime-node';
+import type { IoContract } from './ioContract';
+import { leanNames } from './leanContract';
+
+/** Capacity grows in steps of this many positions: attention reads the whole capacity, so keep slack small. */
+const CAP_STEP = 256;
+
+/**
+ * The KV buffers of the lean contract (leanContract.ts): per layer, keys [batch, kvHeads, headDim, cap] and
+ * values [batch, kvHeads, cap, headDim], fed to the graph as inputs (onnxruntime does not copy inputs) and
+ * filled by the runtime from the graph's `new_kv` rows. Cropping only moves the length: nothing is copied.
+ */
+export class LeanStore {
+  readonly keys: Float32Array[] = [];
+  readonly values: Float32Array[] = [];
+  private feedsCache: Record<string, Tensor> | null = null;
+
+  constructor(
+    readonly contract: IoContract,
+    readonly batch: number,
+    readonly cap: number,
+  ) {
+    const size = batch * contract.kvHeads * contract.headDim * cap;
+    for (let i = 0; i < contract.layers; i++) {
+      this.keys.push(new Float32Array(size));
+      this.values.push(new Float32Array(size));
+    }
+  }
+
+  get bytes(): number {
+    return this.keys.length * 2 * this.keys[0].byteLength;
+  }
+
+  /** The cache inputs; Tensor wrappers are made once per store (they wrap, not copy, the buffers). */
+  feeds(): Record<string, Tensor> {
+    if (this.feedsCache) return this.feedsCache;
+    const { kvHeads: h, headDim: d, layers } = this.contract;
+    const f: Record<string, Tensor> = {};
+    for (let i = 0; i < layers; i++) {
+      f[leanNames.cacheKey(i)] = new Tensor('float32', this.keys[i], [this.batch, h, d, this.cap]);
+      f[leanNames.cacheValue(i)] = new Tensor('float32', this.values[i], [this.batch, h, this.cap, d]);
+    }
+    return (this.feedsCache = f);
+  }
+
+  /**
+   * A store with room for `cap` positions holding the first `length` positions of batch rows `rows` of this
+   * one (growth keeps all rows; beam search reorders them).
+   */
+  copyTo(cap: number, length: number, rows: number[] = [...Array(this.batch).keys()]): LeanStore {
+    const { kvHeads: h, headDim: d } = this.contract;
+    const dst = new LeanStore(this.contract, rows.length, cap);
+    for (let i = 0; i < this.keys.length; i++) {
+      rows.forEach((r, j) => {
+        for (let head = 0; head < h; head++) {
+          const srcRow = r * h + head;
+          const dstRow = j * h + head;
+          // keys: one run of `length` per (row, head, dim)
+          for (let k = 0; k < d; k++) {
+            const from = (srcRow * d + k) * this.cap;
+            dst.keys[i].set(this.keys[i].subarray(from, from + length), (dstRow * d + k) * cap);
+          }
+          // values: one run of length * headDim per (row, head)
+          const from = srcRow * this.cap * d;
+          dst.values[i].set(this.values[i].subarray(from, from + length * d), dstRow * cap * d);
+        }
+      });
+    }
+    return dst;
+  }
+
+  /** Writes the graph's new rows (new_kv [2 * layers, batch, seq, kvHeads * headDim]) at positions from `at`. */
+  write(newKv: Float32Array, seq: number, at: number): void {
+    const { kvHeads: h, headDim: d, layers } = this.contract;
+    const rowLen = h * d;
+    const cap = this.cap;
+    for (let i = 0; i < layers; i++) {
+      const keys = this.keys[i];
+      const values = this.values[i];
+      for (let b = 0; b < this.batch; b++) {
+        for (let s = 0; s < seq; s++) {
+          const kSrc = ((2 * i * this.batch + b) * seq + s) * rowLen;
+          const vSrc = (((2 * i + 1) * this.batch + b) * seq + s) * rowLen;
+          const pos = at + s;
+          for (let head = 0; head < h; head++) {
+            const row = b * h + head;
+            const kBase = row * d * cap + pos;
+            for (let k = 0; k < d; k++) keys[kBase + k * cap] = newKv[kSrc + head * d + k];
+            values.set(newKv.subarray(vSrc + head * d, vSrc + head * d + d), (row * cap + pos) * d);
+          }
+        }
+      }
+    }
+  }
+}
+
+/** The lean KV cache: a store plus how many of its positions hold the tokens fed so far. */
+export class LeanKvCache {
+  constructor(
+    readonly store: LeanStore,
+    readonly tokens: number[],
+    readonly length: number,
+  ) {}
+
+  static empty(contract: IoContract, batch = 1): LeanKvCache {
+    return new LeanKvCache(new LeanStore(contract, batch, CAP_STEP), [], 0);
+  }
+
+  get batch(): number {
+    return this.store.batch;
+  }
+
+  get bytes(): number {
+    return this.store.bytes;
+  }
+
+  /** Keeps the first n positions (no copy: later writes overwrite the rest). */
+  crop(n: number): LeanKvCache {
+    if (n >= this.length) return this;
+    return new LeanKvCache(this.store, this.tokens.slice(0, n), n);
+  }
+
+  gather(rows: number[]): LeanKvCache {
+    return new LeanKvCache(this.store.copyTo(this.store.cap, this.length, rows), this.tokens, this.length);
+  }
+
+  /** A store with room for `total` positions: this one, or a larger copy. */
+  storeFor(total: number): LeanStore {
+    if (total <= this.store.cap) return this.store;
+    return this.store.copyTo(Math.ceil(total / CAP_STEP) * CAP_STEP, this.length);
+  }
+}
+
+/** attention_bias [seq, cap + seq]: cache slots valid below `past`, new tokens causal. */
+export function attentionBias(past: number, seq: number, cap: number): Float32Array {
+  const width = cap + seq;
+  const bias = new Float32Array(seq * width).fill(-Infinity);
+  for (let i = 0; i < seq; i++) {
+    bias.fill(0, i * width, i * width + past);
+    bias.fill(0, i * width + cap, i * width + cap + i + 1);
+  }
+  return bias;
+}

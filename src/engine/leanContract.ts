@@ -1,0 +1,30 @@
+/**
+ * Names of Ghostline's own decoder contract ("lean"), written by the checkpoint converter (src/converter) and
+ * fed by the runtime (leanCache.ts, onnxModel.ts).
+ *
+ * Why not the Hugging Face contract: onnxruntime-node copies every fetched output into a fresh JS buffer, and
+ * a `present.*` output is the whole KV cache, so each step moved the cache twice. Here the cache lives in
+ * JS buffers that go in as inputs (inputs are not copied) with room for `cap` positions, and the graph
+ * returns only the new rows, which the runtime writes into those buffers itself:
+ *
+ * - `input_ids` int64 [batch, seq], `position_ids` int64 [batch, seq] (rotary positions);
+ * - `attention_bias` float32 [seq, cap + seq]: 0 where query i may see a key, -inf elsewhere; the first `cap`
+ *   columns are the cache slots (valid below the cached length), the last `seq` the new tokens (causal);
+ * - `cache.{i}.key` float32 [batch, kv_heads, head_dim, cap] (keys stored transposed, as the score product
+ *   wants them) and `cache.{i}.value` float32 [batch, kv_heads, cap, head_dim];
+ * - `num_logits_to_keep` int64 scalar: logits for the last N positions (0: all);
+ * - outputs `logits` float32 [batch, kept, vocab] and `new_kv` float32 [2 * layers, batch, seq, kv_heads * head_dim]
+ *   (layer 0 keys after rotary, layer 0 values, layer 1 keys, ...).
+ */
+export const LEAN_GRAPH_NAME = 'ghostline-lean-v1';
+
+export const leanNames = {
+  inputIds: 'input_ids',
+  positionIds: 'position_ids',
+  attentionBias: 'attention_bias',
+  keep: 'num_logits_to_keep',
+  logits: 'logits',
+  newKv: 'new_kv',
+  cacheKey: (layer: number) => `cache.${layer}.key`,
+  cacheValue: (layer: number) => `cache.${layer}.value`,
+} as const;
