@@ -57,6 +57,8 @@ export interface DownloadModelOptions extends HubOptions {
   files: readonly ModelFile[];
   /** The extension's global storage folder; models go to `<storageDir>/models/<owner>--<name>/`. */
   storageDir: string;
+  /** Folder to write into instead of `<storageDir>/models/<owner>--<name>/` (checkpoints to convert). */
+  destDir?: string;
   signal?: AbortSignal;
   onProgress?: (p: DownloadProgress) => void;
   /** Retries of a dropped connection per file (default 4), with exponential backoff from `retryDelayMs` (500). */
@@ -371,7 +373,7 @@ export async function downloadModel(opts: DownloadModelOptions): Promise<Downloa
   if (problem) throw new HubError('not_found', `"${opts.repo}": ${problem}`, { repo: opts.repo });
   const endpoint = resolveEndpoint(opts.endpoint, opts.env);
   const revision = opts.revision ?? 'main';
-  const dir = modelDir(opts.storageDir, opts.repo);
+  const dir = path.resolve(opts.destDir ?? modelDir(opts.storageDir, opts.repo));
   const files = opts.files;
   const interval = opts.progressIntervalMs ?? 100;
   const meter = new SpeedMeter();

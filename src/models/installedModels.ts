@@ -15,6 +15,8 @@ export interface InstalledModel {
   revision?: string;
   commit?: string;
   downloadedAt?: string;
+  /** Converted on this machine from a checkpoint (src/models/installCheckpoint.ts). */
+  converted?: boolean;
 }
 
 export interface PartialDownload {
@@ -58,6 +60,13 @@ function repoFromFolder(name: string): string {
   return i < 0 ? name : `${name.slice(0, i)}/${name.slice(i + 2)}`;
 }
 
+/**
+ * Folders being written by a tool that renames them when done (`x.tmp`, `x.tmp-123`, `x.partial`, `x~`):
+ * neither installed nor resumable. Dot-folders are skipped too. (Ghostline's own conversions are written
+ * outside `models/` and moved in whole; this guards against anything else writing here.)
+ */
+const TEMP_FOLDER = /(\.(tmp|temp|partial|converting|incomplete)([-._][A-Za-z0-9]+)*|~)$/i;
+
 function scan(storageDir: string): { installed: InstalledModel[]; partial: PartialDownload[] } {
   const root = path.join(storageDir, 'models');
   const installed: InstalledModel[] = [];
@@ -69,7 +78,7 @@ function scan(storageDir: string): { installed: InstalledModel[]; partial: Parti
     return { installed, partial };
   }
   for (const e of entries) {
-    if (!e.isDirectory() || e.name.startsWith('.')) continue;
+    if (!e.isDirectory() || e.name.startsWith('.') || TEMP_FOLDER.test(e.name)) continue;
     const dir = path.join(root, e.name);
     const files = walk(dir);
     const names = new Set(files.map((f) => f.rel));
@@ -79,7 +88,8 @@ function scan(storageDir: string): { installed: InstalledModel[]; partial: Parti
     const onnxFiles = files.map((f) => f.rel).filter((r) => r.endsWith('.onnx')).sort();
     const complete = names.has('config.json') && names.has('tokenizer.json') && onnxFiles.length > 0 && !names.has(INCOMPLETE_MARKER);
     if (complete) {
-      installed.push({ repo, dir, sizeBytes, onnxFiles, revision: manifest?.revision, commit: manifest?.commit, downloadedAt: manifest?.downloadedAt });
+      const converted = (manifest as { converted?: unknown } | undefined)?.converted !== undefined;
+      installed.push({ repo, dir, sizeBytes, onnxFiles, revision: manifest?.revision, commit: manifest?.commit, downloadedAt: manifest?.downloadedAt, converted });
     } else if (files.length > 0) {
       partial.push({ repo, dir, sizeBytes });
     }
@@ -89,7 +99,10 @@ function scan(storageDir: string): { installed: InstalledModel[]; partial: Parti
   return { installed, partial };
 }
 
-/** Complete model folders: config.json + tokenizer.json + an .onnx file, and no download in progress. */
+/**
+ * Complete model folders: config.json + tokenizer.json + an .onnx file, and no download in progress.
+ * Only `<storageDir>/models/*`: checkpoints (`checkpoints/`) and conversions in progress (`converting/`) never are.
+ */
 export function listInstalledModels(storageDir: string): InstalledModel[] {
   return scan(storageDir).installed;
 }

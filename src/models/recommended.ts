@@ -32,6 +32,13 @@ export interface RecommendedModel {
    * on the entry), the download fails with a clear 404 if a name is wrong.
    */
   verified: 'listed' | 'unverified';
+  /**
+   * 'onnx': a ready ONNX export, downloaded into the model folder as is. 'checkpoint': a Hugging Face safetensors
+   * checkpoint, downloaded into `<storage>/checkpoints/` and converted on the user's machine
+   * (src/models/installCheckpoint.ts); `files` are then only the files fetched first, the weights come from
+   * `model.safetensors` or the shards its index names.
+   */
+  kind: 'onnx' | 'checkpoint';
 }
 
 /** The tokenizer and config files every model folder needs (generation_config.json is optional). */
@@ -44,9 +51,113 @@ export function commonFiles(): ModelFile[] {
   ];
 }
 
-const MB = 1_000_000;
+/** The weights of a checkpoint: one file, or an index naming the shards. */
+export const SAFETENSORS_FILE = 'model.safetensors';
+export const SAFETENSORS_INDEX = 'model.safetensors.index.json';
 
+/**
+ * What a checkpoint download fetches before it knows its weights: config and tokenizer files, and the shard
+ * index when the repo has one (optional: a single-file checkpoint has none).
+ */
+export function checkpointFiles(): ModelFile[] {
+  return [...commonFiles(), { path: SAFETENSORS_INDEX, optional: true }];
+}
+
+const MB = 1_000_000;
+const GB = 1_000_000_000;
+
+/**
+ * Base checkpoints with trained fill-in-the-middle, converted on the user's machine (q4 ONNX). Sizes are the
+ * hub's safetensors sizes as listed in issue 12 (bf16 unless noted); the converted q4 folder is smaller.
+ * Revisions are "main": pin them to a commit once someone can query the hub.
+ */
+const CHECKPOINTS: readonly RecommendedModel[] = [
+  {
+    // Single model.safetensors (988 MB, bf16), tied embeddings.
+    repo: 'Qwen/Qwen2.5-Coder-0.5B',
+    revision: 'main',
+    label: 'Qwen2.5-Coder 0.5B base (converted to q4)',
+    files: checkpointFiles(),
+    approxBytes: 988 * MB + 8 * MB,
+    license: 'Apache-2.0',
+    description: 'Base code model trained for fill-in-the-middle, with repo-level tokens. Downloaded as a checkpoint and converted on this machine.',
+    fim: true,
+    verified: 'listed',
+    kind: 'checkpoint',
+  },
+  {
+    // Single model.safetensors (3.09 GB, bf16).
+    repo: 'Qwen/Qwen2.5-Coder-1.5B',
+    revision: 'main',
+    label: 'Qwen2.5-Coder 1.5B base (converted to q4)',
+    files: checkpointFiles(),
+    approxBytes: 3090 * MB + 8 * MB,
+    license: 'Apache-2.0',
+    description: 'Better FIM completions than the 0.5B, about 3x slower. Converted on this machine; needs 8+ GB RAM to convert.',
+    fim: true,
+    verified: 'listed',
+    kind: 'checkpoint',
+  },
+  {
+    // Single model.safetensors (269 MB, bf16).
+    repo: 'HuggingFaceTB/SmolLM2-135M',
+    revision: 'main',
+    label: 'SmolLM2 135M base (converted to q4)',
+    files: checkpointFiles(),
+    approxBytes: 269 * MB + 3 * MB,
+    license: 'Apache-2.0',
+    // fim: false as for the Instruct export below: the FIM tokens are in the vocabulary, FIM training is not documented.
+    description: 'Tiny and fast base model trained with a lot of code; StarCoder-style FIM tokens in its vocabulary. For slow machines.',
+    fim: false,
+    verified: 'listed',
+    kind: 'checkpoint',
+  },
+  {
+    // Single model.safetensors (724 MB, bf16).
+    repo: 'HuggingFaceTB/SmolLM2-360M',
+    revision: 'main',
+    label: 'SmolLM2 360M base (converted to q4)',
+    files: checkpointFiles(),
+    approxBytes: 724 * MB + 3 * MB,
+    license: 'Apache-2.0',
+    description: 'Small base model with StarCoder-style FIM tokens in its vocabulary; between the 135M and Qwen 0.5B in speed and quality.',
+    fim: false,
+    verified: 'listed',
+    kind: 'checkpoint',
+  },
+  {
+    // UNVERIFIED: the repo's main branch ships pytorch_model.bin (2.69 GB); a model.safetensors may exist only on
+    // a refs/pr revision. Without one the download stops with "this repo has no safetensors weights".
+    repo: 'deepseek-ai/deepseek-coder-1.3b-base',
+    revision: 'main',
+    label: 'DeepSeek-Coder 1.3B base (converted to q4)',
+    files: checkpointFiles(),
+    approxBytes: 2690 * MB + 3 * MB,
+    license: 'DeepSeek License (commercial use allowed, use-based restrictions)',
+    description: 'Base code model trained for fill-in-the-middle; full multi-head KV cache (large memory per token).',
+    fim: true,
+    verified: 'unverified',
+    kind: 'checkpoint',
+  },
+  {
+    // fp32 weights in 2 shards named by model.safetensors.index.json: 12.1 GB to download (the q4 result is
+    // far smaller). The shard names are read from the index.
+    repo: 'bigcode/starcoder2-3b',
+    revision: 'main',
+    label: 'StarCoder2 3B (converted to q4; 12.1 GB fp32 download)',
+    files: checkpointFiles(),
+    approxBytes: 12.1 * GB,
+    license: 'BigCode OpenRAIL-M (use-based restrictions)',
+    description: 'Code model with FIM trained on The Stack v2. A 12.1 GB fp32 download; needs 16+ GB RAM to convert.',
+    fim: true,
+    verified: 'listed',
+    kind: 'checkpoint',
+  },
+];
+
+/** Checkpoints first (converted here, base models with FIM), then ready ONNX exports. */
 export const RECOMMENDED_MODELS: readonly RecommendedModel[] = [
+  ...CHECKPOINTS,
   {
     // Listing seen (onnx/ at commit cdfe1d2, Nov 2024): model.onnx + .onnx_data (fp32), model_fp16, model_int8,
     // model_q4 (862 MB: int4 MatMuls, fp32 embeddings), model_q4f16, model_quantized (639 MB, int8), model_uint8,
@@ -60,6 +171,7 @@ export const RECOMMENDED_MODELS: readonly RecommendedModel[] = [
     description: 'Best quality for its size on a laptop CPU; Qwen FIM tokens and repo-level context. Instruct-tuned (no ONNX export of the 0.5B base model was found).',
     fim: true,
     verified: 'listed',
+    kind: 'onnx',
   },
   {
     // Listing seen at this full commit: onnx/model_quantized.onnx 1.58 GB (int8), model_q4.onnx 1.79 GB,
@@ -73,6 +185,7 @@ export const RECOMMENDED_MODELS: readonly RecommendedModel[] = [
     description: 'Base code model with fill-in-the-middle and repo-level tokens: better completions, about 3x slower than the 0.5B. Needs 8+ GB RAM.',
     fim: true,
     verified: 'listed',
+    kind: 'onnx',
   },
   {
     // Listing seen (onnx/ on main): model.onnx 654 MB, model_fp16 327 MB, model_q4 200 MB, model_q4f16 134 MB.
@@ -86,6 +199,7 @@ export const RECOMMENDED_MODELS: readonly RecommendedModel[] = [
     description: 'Tiny and fast general model trained with a lot of code; StarCoder-style FIM tokens in its vocabulary. For slow machines.',
     fim: false,
     verified: 'listed',
+    kind: 'onnx',
   },
   {
     // Listing seen (onnx/ on main): model.onnx + .onnx_data 5.39 GB, model_int8 / model_quantized 1.35 GB,
@@ -99,6 +213,7 @@ export const RECOMMENDED_MODELS: readonly RecommendedModel[] = [
     description: 'Code model with DeepSeek FIM tokens; full multi-head KV cache (large memory per token). Instruct-tuned.',
     fim: true,
     verified: 'listed',
+    kind: 'onnx',
   },
   {
     // UNVERIFIED file name: the repo's top level was seen (config.json, tokenizer.json, tokenizer_config.json,
@@ -114,8 +229,9 @@ export const RECOMMENDED_MODELS: readonly RecommendedModel[] = [
     description: 'Base code model trained for fill-in-the-middle; an older Optimum merged-decoder export (use_cache_branch).',
     fim: true,
     verified: 'unverified',
+    kind: 'onnx',
   },
-  // StarCoder2: no ONNX export of a real StarCoder2 checkpoint was found (only Xenova/tiny-random-Starcoder2ForCausalLM,
+  // StarCoder2: offered as a checkpoint above. No ONNX export of a real StarCoder2 checkpoint was found (only Xenova/tiny-random-Starcoder2ForCausalLM,
   // random weights). Xenova/tiny_starcoder_py (164M, Python only) has old gpt_bigcode exports with a fused
   // `key_value` cache in its decoder_model_* files; users can still enter any repo id.
 ];

@@ -1,13 +1,19 @@
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { downloadModel, type DownloadProgress, type DownloadResult } from '../models/downloader';
+import { listCheckpoints, removeCheckpoint } from '../models/checkpointStore';
+import { childProcessConverter } from '../models/childProcessConverter';
 import { HubError, listRepoFiles, parseRepoRef, repoIdProblem, resolveEndpoint } from '../models/hubClient';
 import { listInstalledModels, listPartialDownloads, type InstalledModel } from '../models/installedModels';
+import { ConvertFailedError, installCheckpoint, type Converter, type InstallCheckpointResult, type InstallProgress } from '../models/installCheckpoint';
 import { findRecommended, formatBytes, formatDuration, pickModelFiles, RECOMMENDED_MODELS, type ModelFile } from '../models/recommended';
 
 /**
  * "Ghostline: Download Model" and "Ghostline: Set Hugging Face Token": a QuickPick of recommended models
  * (or any repo id), a cancellable progress notification with bytes, speed and ETA, then an offer to switch
  * `ghostline.modelPath` (user settings) to the new folder. Models go to `<globalStorage>/models/`.
+ * Checkpoints (base models in safetensors) are downloaded to `<globalStorage>/checkpoints/` and converted on
+ * this machine by src/models/installCheckpoint.ts, in the same notification; then an offer to delete them.
  */
 
 export const TOKEN_SECRET = 'ghostline.hubToken';
@@ -16,6 +22,8 @@ export interface ModelCommandDeps {
   log: vscode.LogOutputChannel;
   /** Called after `ghostline.modelPath` was switched to a downloaded model (the config listener reloads anyway). */
   onModelSwitched?: (dir: string) => void;
+  /** The checkpoint converter (tests); default `dist/cli.js convert` in a child process. */
+  convert?: Converter;
 }
 
 export interface DownloadRequest {
@@ -24,6 +32,8 @@ export interface DownloadRequest {
   files?: ModelFile[];
   /** Switch to the model without asking (scripts, tests). */
   use?: boolean;
+  /** Checkpoints: delete (true) or keep (false) the checkpoint after converting, without asking. */
+  deleteCheckpoint?: boolean;
 }
 
 type ModelPick = vscode.QuickPickItem & { repo?: string; custom?: boolean };
@@ -49,7 +59,7 @@ export async function hubToken(context: vscode.ExtensionContext): Promise<string
 export function installedModelItems(context: vscode.ExtensionContext): (vscode.QuickPickItem & { dir: string; model: InstalledModel })[] {
   return listInstalledModels(storageDir(context)).map((m) => ({
     label: `$(cloud-download) ${m.repo}`,
-    description: `downloaded, ${formatBytes(m.sizeBytes)}`,
+    description: `${m.converted ? 'converted here' : 'downloaded'}, ${formatBytes(m.sizeBytes)}`,
     detail: m.onnxFiles.join(', '),
     dir: m.dir,
     model: m,
@@ -91,9 +101,22 @@ async function setHubToken(context: vscode.ExtensionContext): Promise<void> {
 async function pickModel(context: vscode.ExtensionContext): Promise<{ repo: string; revision: string } | undefined> {
   const installed = new Set(listInstalledModels(storageDir(context)).map((m) => m.repo.toLowerCase()));
   const partial = new Set(listPartialDownloads(storageDir(context)).map((m) => m.repo.toLowerCase()));
-  const items: ModelPick[] = [{ label: 'Recommended', kind: vscode.QuickPickItemKind.Separator }];
+  const checkpoints = new Map(listCheckpoints(storageDir(context)).map((c) => [c.repo.toLowerCase(), c]));
+  const items: ModelPick[] = [];
+  let section: string | undefined;
   for (const m of RECOMMENDED_MODELS) {
-    const state = installed.has(m.repo.toLowerCase()) ? ' · installed' : partial.has(m.repo.toLowerCase()) ? ' · partly downloaded (resumes)' : '';
+    const heading = m.kind === 'checkpoint' ? 'Base models: downloaded as checkpoints, converted on this machine' : 'Ready ONNX exports';
+    if (heading !== section) items.push({ label: (section = heading), kind: vscode.QuickPickItemKind.Separator });
+    const ck = checkpoints.get(m.repo.toLowerCase());
+    const state = installed.has(m.repo.toLowerCase())
+      ? ' · installed'
+      : ck
+        ? ck.complete
+          ? ' · checkpoint downloaded (converts without downloading)'
+          : ' · partly downloaded (resumes)'
+        : partial.has(m.repo.toLowerCase())
+          ? ' · partly downloaded (resumes)'
+          : '';
     items.push({
       label: `${installed.has(m.repo.toLowerCase()) ? '$(check)' : '$(cloud-download)'} ${m.label}`,
       description: `${m.repo} · ~${formatBytes(m.approxBytes)} · ${m.license}${state}`,
@@ -166,6 +189,7 @@ export async function downloadModelCommand(context: vscode.ExtensionContext, dep
   }
   const { repo } = req;
   const revision = req.revision ?? findRecommended(repo)?.revision ?? 'main';
+  if (findRecommended(repo)?.kind === 'checkpoint' && !req.files) return checkpointCommand(context, deps, { ...req, revision });
   let endpoint: string;
   try {
     endpoint = hubEndpoint();
@@ -235,6 +259,11 @@ export async function switchToModel(dir: string, deps: ModelCommandDeps): Promis
 }
 
 async function reportError(deps: ModelCommandDeps, repo: string, revision: string, endpoint: string, e: unknown): Promise<void> {
+  if (e instanceof ConvertFailedError) {
+    deps.log.error(`${e.message}\n${(e.cause as Error)?.stack ?? e.cause}`);
+    void vscode.window.showErrorMessage(`Ghostline: ${e.message}`);
+    return;
+  }
   if (!(e instanceof HubError)) {
     deps.log.error(`download ${repo} failed: ${(e as Error)?.stack ?? e}`);
     void vscode.window.showErrorMessage(`Ghostline: downloading ${repo} failed: ${(e as Error)?.message ?? e}`);
@@ -244,7 +273,9 @@ async function reportError(deps: ModelCommandDeps, repo: string, revision: strin
   const page = `${endpoint}/${repo}`;
   switch (e.kind) {
     case 'cancelled':
-      void vscode.window.showInformationMessage(`Ghostline: download of ${repo} cancelled. Downloading it again resumes where it stopped.`);
+      void vscode.window.showInformationMessage(
+        e.details.code === 'ConvertCancelled' ? `Ghostline: ${e.message}` : `Ghostline: download of ${repo} cancelled. Downloading it again resumes where it stopped.`,
+      );
       return;
     case 'unauthorized':
     case 'forbidden': {
@@ -262,4 +293,99 @@ async function reportError(deps: ModelCommandDeps, repo: string, revision: strin
     default:
       void vscode.window.showErrorMessage(`Ghostline: ${e.message}`);
   }
+}
+
+function checkpointMessage(p: InstallProgress): string {
+  if (p.stage === 'resolve') return "Reading the checkpoint's file list…";
+  if (p.stage === 'download') return `Downloading · ${progressMessage(p.download)}`;
+  if (!p.convert) return 'Converting…';
+  const pct = p.convert.totalBytes > 0 ? `${Math.floor((100 * p.convert.doneBytes) / p.convert.totalBytes)}%` : '';
+  return `Converting · ${pct}${p.convert.tensor ? ` · ${p.convert.tensor}` : ''}`;
+}
+
+/** Overall percent: the download counts for 0-80, the conversion for 80-100. */
+function checkpointPercent(p: InstallProgress): number | undefined {
+  if (p.stage === 'download') return p.download.total ? (80 * p.download.bytes) / p.download.total : undefined;
+  if (p.stage === 'convert') return p.convert && p.convert.totalBytes > 0 ? 80 + (20 * p.convert.doneBytes) / p.convert.totalBytes : 80;
+  return undefined;
+}
+
+/** A checkpoint: download, convert, offer to use the model, then to delete the checkpoint. */
+async function checkpointCommand(context: vscode.ExtensionContext, deps: ModelCommandDeps, req: DownloadRequest & { revision: string }): Promise<string | undefined> {
+  const { repo, revision } = req;
+  let endpoint: string;
+  try {
+    endpoint = hubEndpoint();
+  } catch (e) {
+    void vscode.window.showErrorMessage(`Ghostline: ${(e as Error).message} (setting ghostline.hub.endpoint or HF_ENDPOINT)`);
+    return undefined;
+  }
+  const token = await hubToken(context);
+  const started = Date.now();
+  deps.log.info(`download checkpoint ${repo}@${revision} from ${endpoint}${token ? ' (with token)' : ''}, then convert`);
+  let res: InstallCheckpointResult;
+  try {
+    res = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Ghostline: ${repo}`, cancellable: true },
+      async (progress, cancelToken) => {
+        const ac = new AbortController();
+        const sub = cancelToken.onCancellationRequested(() => ac.abort());
+        let reported = 0;
+        try {
+          return await installCheckpoint({
+            repo,
+            revision,
+            endpoint,
+            token,
+            storageDir: storageDir(context),
+            signal: ac.signal,
+            progressIntervalMs: 250,
+            // A child process: the conversion must not block the extension host (progress, Cancel).
+            convert: deps.convert ?? childProcessConverter(path.join(context.extensionPath, 'dist', 'cli.js')),
+            onProgress: (p) => {
+              const pct = checkpointPercent(p);
+              const increment = pct !== undefined && pct > reported ? pct - reported : undefined;
+              if (pct !== undefined) reported = Math.max(reported, pct);
+              progress.report({ message: checkpointMessage(p), increment });
+            },
+          });
+        } finally {
+          sub.dispose();
+        }
+      },
+    );
+  } catch (e) {
+    await reportError(deps, repo, revision, endpoint, e);
+    return undefined;
+  }
+  const secs = (Date.now() - started) / 1000;
+  deps.log.info(
+    res.reused
+      ? `${repo} is already converted in ${res.dir}`
+      : `converted ${repo}@${revision} (${res.commit ?? 'commit unknown'}) to ${res.dir}: ${formatBytes(res.modelBytes)} in ${formatDuration(secs)}; checkpoint ${formatBytes(res.checkpointBytes)} in ${res.checkpointDir}`,
+  );
+  let use = req.use;
+  if (use === undefined) {
+    const what = res.reused ? 'is already converted' : 'is converted and ready';
+    const choice = await vscode.window.showInformationMessage(`Ghostline: ${repo} ${what} (${formatBytes(res.modelBytes)}). Use it for completions?`, 'Use Model', 'Not Now');
+    use = choice === 'Use Model';
+  }
+  if (use) await switchToModel(res.dir, deps);
+  if (!res.reused && res.checkpointBytes > 0) {
+    let del = req.deleteCheckpoint;
+    if (del === undefined) {
+      const label = `Delete checkpoint (${formatBytes(res.checkpointBytes)})`;
+      const choice = await vscode.window.showInformationMessage(
+        `Ghostline: the model no longer needs the downloaded checkpoint of ${repo}. Keep it only to convert it again later.`,
+        label,
+        'Keep',
+      );
+      del = choice === label;
+    }
+    if (del) {
+      removeCheckpoint(storageDir(context), res.checkpointDir);
+      deps.log.info(`deleted checkpoint ${res.checkpointDir}`);
+    }
+  }
+  return res.dir;
 }

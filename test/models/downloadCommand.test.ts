@@ -4,7 +4,8 @@ import Module from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
-import { fakeModelFiles, startFakeHub, type FakeHub } from './fakeHub';
+import type { ConvertOptions, ConvertResult } from '../../src/converter/types';
+import { fakeCheckpointFiles, fakeModelFiles, startFakeHub, type FakeHub } from './fakeHub';
 
 /**
  * The Download Model command against the fake hub, with a scripted stand-in for the `vscode` module
@@ -21,7 +22,8 @@ const settings = new Map<string, unknown>();
 const secrets = new Map<string, string>();
 let quickPick: (items: { label: string; repo?: string; custom?: boolean }[]) => unknown;
 let inputBox: (opts: { validateInput?: (v: string) => string | undefined }) => string | undefined;
-let infoAnswer: string | undefined;
+/** The answer to an information prompt: the first of these that starts one of its buttons. */
+let infoAnswer: string | string[] | undefined;
 let errorAnswer: string | undefined;
 const progressMessages: string[] = [];
 const registered = new Map<string, (...a: unknown[]) => unknown>();
@@ -51,7 +53,15 @@ const fakeVscode = {
   window: {
     showQuickPick: async (items: { label: string }[]) => (calls.push({ fn: 'showQuickPick', args: [items] }), quickPick(items)),
     showInputBox: async (opts: { validateInput?: (v: string) => string | undefined }) => (calls.push({ fn: 'showInputBox', args: [opts] }), inputBox(opts)),
-    showInformationMessage: async (msg: string, ...items: string[]) => (calls.push({ fn: 'info', args: [msg, ...items] }), items.length ? infoAnswer : undefined),
+    showInformationMessage: async (msg: string, ...items: string[]) => {
+      calls.push({ fn: 'info', args: [msg, ...items] });
+      const answers = infoAnswer === undefined ? [] : Array.isArray(infoAnswer) ? infoAnswer : [infoAnswer];
+      for (const a of answers) {
+        const item = items.find((i) => i.startsWith(a));
+        if (item) return item;
+      }
+      return undefined;
+    },
     showWarningMessage: async (msg: string) => (calls.push({ fn: 'warn', args: [msg] }), undefined),
     showErrorMessage: async (msg: string, ...items: string[]) => (calls.push({ fn: 'error', args: [msg, ...items] }), items.length ? errorAnswer : undefined),
     withProgress: async <T>(opts: { cancellable: boolean }, task: (p: { report(v: { message?: string }): void }, t: unknown) => Promise<T>) => {
@@ -71,6 +81,21 @@ M._load = function (req: string, parent: unknown, isMain: boolean) {
 const cmd: typeof import('../../src/vscode/downloadModel') = require('../../src/vscode/downloadModel');
 
 const QWEN = 'onnx-community/Qwen2.5-Coder-0.5B-Instruct';
+const QWEN_BASE = 'Qwen/Qwen2.5-Coder-0.5B';
+const DEEPSEEK_BASE = 'deepseek-ai/deepseek-coder-1.3b-base';
+
+/** Stands in for src/converter/convert.ts: a config and an ONNX file in `out`, with progress. */
+const converted: ConvertOptions[] = [];
+async function fakeConvert(o: ConvertOptions): Promise<ConvertResult> {
+  converted.push(o);
+  fs.mkdirSync(path.join(o.out, 'onnx'), { recursive: true });
+  fs.copyFileSync(path.join(o.from, 'config.json'), path.join(o.out, 'config.json'));
+  fs.copyFileSync(path.join(o.from, 'tokenizer.json'), path.join(o.out, 'tokenizer.json'));
+  o.onProgress?.({ doneBytes: 1, totalBytes: 2, tensor: 'model.embed_tokens.weight' });
+  fs.writeFileSync(path.join(o.out, 'onnx', 'model_q4.onnx'), Buffer.alloc(4000, 1));
+  o.onProgress?.({ doneBytes: 2, totalBytes: 2, tensor: 'lm_head.weight' });
+  return { out: o.out, onnxFile: path.join(o.out, 'onnx', 'model_q4.onnx'), bytes: 4000, seconds: 0.01, modelType: 'qwen2', quant: 'q4' };
+}
 const log = { info() {}, warn() {}, error() {}, debug() {} } as unknown as import('vscode').LogOutputChannel;
 let hub: FakeHub;
 let storage: string;
@@ -82,6 +107,8 @@ before(async () => {
     'acme/tiny-coder': { files: { ...fakeModelFiles(60_000, 4), 'README.md': Buffer.from('# hi'), 'onnx/model_fp16.onnx': Buffer.alloc(2000) } },
     'acme/gated': { files: fakeModelFiles(10_000, 5), token: 'hf_ok' },
     'acme/no-onnx': { files: { 'config.json': Buffer.from('{}'), 'tokenizer.json': Buffer.from('{}'), 'model.safetensors': Buffer.alloc(10) } },
+    [QWEN_BASE]: { files: fakeCheckpointFiles({ floats: 30_000 }) },
+    [DEEPSEEK_BASE]: { files: { ...fakeModelFiles(1000, 6), 'pytorch_model.bin': Buffer.alloc(3000) } },
   });
 });
 after(() => {
@@ -99,6 +126,7 @@ beforeEach(() => {
     },
   } as unknown as import('vscode').ExtensionContext;
   calls.length = 0;
+  converted.length = 0;
   progressMessages.length = 0;
   settings.clear();
   secrets.clear();
@@ -200,4 +228,61 @@ test('the endpoint: the user setting, else HF_ENDPOINT, else huggingface.co', ()
     if (saved === undefined) delete process.env.HF_ENDPOINT;
     else process.env.HF_ENDPOINT = saved;
   }
+});
+
+test('the picker lists the checkpoints first, under their own heading, then the ONNX exports', async () => {
+  let seen: { label: string; repo?: string; kind?: number }[] = [];
+  quickPick = (items) => ((seen = items), undefined);
+  assert.equal(await cmd.downloadModelCommand(context, { log }), undefined);
+  assert.equal(seen[0].kind, -1);
+  assert.match(seen[0].label, /checkpoints, converted on this machine/);
+  assert.equal(seen[1].repo, QWEN_BASE);
+  const onnxHeading = seen.findIndex((i) => i.kind === -1 && /ONNX/.test(i.label));
+  assert.ok(onnxHeading > 6, `${onnxHeading}`);
+  assert.deepEqual(
+    seen.slice(1, onnxHeading).map((i) => i.repo),
+    ['Qwen/Qwen2.5-Coder-0.5B', 'Qwen/Qwen2.5-Coder-1.5B', 'HuggingFaceTB/SmolLM2-135M', 'HuggingFaceTB/SmolLM2-360M', DEEPSEEK_BASE, 'bigcode/starcoder2-3b'],
+  );
+  assert.equal(seen[onnxHeading + 1].repo, QWEN);
+});
+
+test('a checkpoint: downloaded, converted with progress, used, then its checkpoint deleted', async () => {
+  quickPick = (items) => items.find((i) => i.repo === QWEN_BASE);
+  infoAnswer = ['Use Model', 'Delete checkpoint'];
+  const dir = await cmd.downloadModelCommand(context, { log, convert: fakeConvert });
+  assert.equal(dir, path.join(storage, 'models', 'Qwen--Qwen2.5-Coder-0.5B'));
+  assert.equal(converted.length, 1);
+  assert.equal(converted[0].from, path.join(storage, 'checkpoints', 'Qwen--Qwen2.5-Coder-0.5B'));
+  assert.ok(progressMessages.some((m) => /^Downloading · .*kB \/ .*kB/.test(m)), progressMessages.join('\n'));
+  assert.ok(progressMessages.includes('Converting · 50% · model.embed_tokens.weight'), progressMessages.join('\n'));
+  assert.deepEqual(calls.find((c) => c.fn === 'update' && c.args[0] === 'ghostline.modelPath')?.args, ['ghostline.modelPath', dir, 1]);
+  const prompt = calls.find((c) => c.fn === 'info' && String(c.args[1]).startsWith('Delete checkpoint'));
+  assert.match(String(prompt?.args[1]), /^Delete checkpoint \(1\d\d\.\d kB\)$/);
+  assert.equal(prompt?.args[2], 'Keep');
+  assert.ok(!fs.existsSync(path.join(storage, 'checkpoints', 'Qwen--Qwen2.5-Coder-0.5B')), 'checkpoint deleted');
+  const items = cmd.installedModelItems(context);
+  assert.deepEqual(items.map((i) => i.dir), [dir]);
+  assert.match(items[0].description ?? '', /^converted here, /);
+});
+
+test('a checkpoint kept on request; asking again reuses the converted model', async () => {
+  const dir = await cmd.downloadModelCommand(context, { log, convert: fakeConvert }, { repo: QWEN_BASE, use: false, deleteCheckpoint: false });
+  assert.ok(dir);
+  assert.ok(fs.existsSync(path.join(storage, 'checkpoints', 'Qwen--Qwen2.5-Coder-0.5B', 'model.safetensors')));
+  assert.ok(!calls.some((c) => c.fn === 'info'), 'no prompt when the request says what to do');
+  quickPick = (list) => {
+    assert.match((list.find((i) => i.repo === QWEN_BASE) as { description?: string }).description ?? '', /installed/);
+    return list.find((i) => i.repo === QWEN_BASE);
+  };
+  infoAnswer = 'Not Now';
+  assert.equal(await cmd.downloadModelCommand(context, { log, convert: fakeConvert }), dir);
+  assert.equal(converted.length, 1, 'not converted twice');
+  assert.match(String(calls.find((c) => c.fn === 'info')?.args[0]), /already converted/);
+});
+
+test('a checkpoint repo with only pytorch_model.bin is explained', async () => {
+  assert.equal(await cmd.downloadModelCommand(context, { log, convert: fakeConvert }, DEEPSEEK_BASE), undefined);
+  assert.match(String(calls.find((c) => c.fn === 'error')?.args[0]), /this repo has no safetensors weights; Ghostline converts only safetensors/);
+  assert.equal(converted.length, 0);
+  assert.deepEqual(cmd.listInstalled(context), []);
 });

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -12,6 +14,8 @@ import type { AddressInfo } from 'node:net';
  *   (as the hub does without a token) or 404 with one; unknown files 404 + EntryNotFound.
  * - CDN: Range (206 + Content-Range, 416 out of range); `dropAfter` closes the connection after N bytes on the
  *   first GET of a file; `corrupt` flips a byte of a file's body; `throttle` sends slowly.
+ * Repo contents: `fakeModelFiles` (an ONNX export), `fakeCheckpointFiles` (a safetensors checkpoint, single or
+ * sharded with an index), `filesFromFolder` (a fixture folder such as test/fixtures/checkpoints/qwen2).
  */
 
 export interface FakeRepo {
@@ -277,4 +281,65 @@ export function fakeModelFiles(onnxBytes = 300_000, seed = 1): Record<string, Bu
     'tokenizer_config.json': Buffer.from(JSON.stringify({ eos_token: '<eos>' })),
     'onnx/model_quantized.onnx': onnx,
   };
+}
+
+/** Deterministic pseudo-random bytes. */
+function noise(n: number, seed: number): Buffer {
+  const b = Buffer.alloc(n);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    b[i] = x & 0xff;
+  }
+  return b;
+}
+
+/** A well-formed safetensors file with one F32 tensor `name` of `floats` values. */
+export function fakeSafetensors(name: string, floats: number, seed = 1): Buffer {
+  const header = Buffer.from(JSON.stringify({ [name]: { dtype: 'F32', shape: [floats], data_offsets: [0, floats * 4] } }));
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(header.length));
+  return Buffer.concat([len, header, noise(floats * 4, seed)]);
+}
+
+/**
+ * A Hugging Face checkpoint repo (config, tokenizer, safetensors weights), for the convert flow with a fake
+ * converter. `shards` > 0: the weights split into that many shards named by model.safetensors.index.json;
+ * `weightMap` replaces the index's weight_map (bad shard paths).
+ */
+export function fakeCheckpointFiles(opts: { shards?: number; floats?: number; seed?: number; weightMap?: Record<string, string> } = {}): Record<string, Buffer> {
+  const floats = opts.floats ?? 20_000;
+  const seed = opts.seed ?? 11;
+  const files: Record<string, Buffer> = {
+    'config.json': Buffer.from(JSON.stringify({ model_type: 'qwen2', architectures: ['Qwen2ForCausalLM'], hidden_size: 64, num_hidden_layers: 2, torch_dtype: 'bfloat16' })),
+    'generation_config.json': Buffer.from(JSON.stringify({ eos_token_id: 0 })),
+    'tokenizer.json': Buffer.from(JSON.stringify({ version: '1.0', model: { type: 'BPE', vocab: { a: 0 }, merges: [] }, pad: 'x'.repeat(2000) })),
+    'tokenizer_config.json': Buffer.from(JSON.stringify({ eos_token: '<eos>' })),
+  };
+  const n = opts.shards ?? 0;
+  if (n === 0) {
+    files['model.safetensors'] = fakeSafetensors('model.embed_tokens.weight', floats, seed);
+    return files;
+  }
+  const weightMap: Record<string, string> = {};
+  for (let i = 1; i <= n; i++) {
+    const shard = `model-${String(i).padStart(5, '0')}-of-${String(n).padStart(5, '0')}.safetensors`;
+    const tensor = `model.layers.${i - 1}.weight`;
+    files[shard] = fakeSafetensors(tensor, floats, seed + i);
+    weightMap[tensor] = shard;
+  }
+  files['model.safetensors.index.json'] = Buffer.from(JSON.stringify({ metadata: { total_size: n * floats * 4 }, weight_map: opts.weightMap ?? weightMap }));
+  return files;
+}
+
+/** Every file under a folder (a test fixture), keyed by its path relative to the folder with "/". */
+export function filesFromFolder(dir: string): Record<string, Buffer> {
+  const out: Record<string, Buffer> = {};
+  for (const rel of fs.readdirSync(dir, { recursive: true }) as string[]) {
+    const p = path.join(dir, rel);
+    if (fs.statSync(p).isFile()) out[rel.split(path.sep).join('/')] = fs.readFileSync(p);
+  }
+  return out;
 }

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { INCOMPLETE_MARKER } from '../../src/models/downloader';
 import { isValidRepoId, parseRepoRef, resolveUrl, sha256FromEtag } from '../../src/models/hubClient';
 import { listInstalledModels, listPartialDownloads, removeInstalledModel } from '../../src/models/installedModels';
-import { externalDataFiles, formatBytes, formatDuration, pickModelFiles, RECOMMENDED_MODELS } from '../../src/models/recommended';
+import { externalDataFiles, findRecommended, formatBytes, formatDuration, pickModelFiles, RECOMMENDED_MODELS, SAFETENSORS_INDEX } from '../../src/models/recommended';
 
 test('recommended models are well formed', () => {
   assert.ok(RECOMMENDED_MODELS.length >= 3);
@@ -18,9 +18,31 @@ test('recommended models are well formed', () => {
     assert.ok(m.revision === 'main' || /^[0-9a-f]{40}$/.test(m.revision), m.revision);
     const paths = m.files.map((f) => f.path);
     for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) assert.ok(paths.includes(f), `${m.repo} ${f}`);
-    assert.ok(paths.some((p) => p.endsWith('.onnx')), m.repo);
+    if (m.kind === 'onnx') assert.ok(paths.some((p) => p.endsWith('.onnx')), m.repo);
+    else {
+      // A checkpoint fetches its small files and the optional index first; the weights are resolved then.
+      assert.ok(!paths.some((p) => p.endsWith('.onnx') || p.endsWith('.safetensors')), m.repo);
+      assert.equal(m.files.find((f) => f.path === SAFETENSORS_INDEX)?.optional, true, m.repo);
+    }
     assert.ok(m.approxBytes > 1e6 && m.license && m.description);
   }
+});
+
+test('checkpoints come first in the list, the ONNX exports after them', () => {
+  const kinds = RECOMMENDED_MODELS.map((m) => m.kind);
+  const firstOnnx = kinds.indexOf('onnx');
+  assert.ok(firstOnnx > 0 && kinds.slice(0, firstOnnx).every((k) => k === 'checkpoint') && kinds.slice(firstOnnx).every((k) => k === 'onnx'), kinds.join(','));
+  assert.deepEqual(
+    RECOMMENDED_MODELS.filter((m) => m.kind === 'checkpoint').map((m) => m.repo),
+    ['Qwen/Qwen2.5-Coder-0.5B', 'Qwen/Qwen2.5-Coder-1.5B', 'HuggingFaceTB/SmolLM2-135M', 'HuggingFaceTB/SmolLM2-360M', 'deepseek-ai/deepseek-coder-1.3b-base', 'bigcode/starcoder2-3b'],
+  );
+  assert.match(findRecommended('deepseek-ai/deepseek-coder-1.3b-base')!.license, /DeepSeek/);
+  assert.equal(findRecommended('deepseek-ai/deepseek-coder-1.3b-base')!.verified, 'unverified');
+  assert.match(findRecommended('bigcode/starcoder2-3b')!.license, /OpenRAIL-M/);
+  assert.ok(findRecommended('bigcode/starcoder2-3b')!.approxBytes >= 12e9, 'the fp32 StarCoder2 download is 12.1 GB');
+  assert.match(findRecommended('Qwen/Qwen2.5-Coder-0.5B')!.license, /Apache-2\.0/);
+  // The ONNX exports are still offered.
+  assert.ok(findRecommended('onnx-community/Qwen2.5-Coder-0.5B-Instruct')?.kind === 'onnx');
 });
 
 test('repo ids and references', () => {
@@ -84,6 +106,10 @@ test('installed models: complete folders only, with sizes', () => {
   mk('acme--good', { 'config.json': 10, 'tokenizer.json': 20, 'onnx/model_q4.onnx': 1000, 'onnx/model_q4.onnx_data': 500 });
   mk('acme--nomodel', { 'config.json': 10, 'tokenizer.json': 20 });
   mk('acme--partial', { 'config.json': 10, 'tokenizer.json': 20, 'onnx/model.onnx': 5, 'onnx/model.onnx_data.part': 7, [INCOMPLETE_MARKER]: 1 });
+  // Folders another tool is still writing (renamed when done), dot-folders, checkpoints and conversions: never listed.
+  const whole = { 'config.json': 10, 'tokenizer.json': 20, 'onnx/model_q4.onnx': 1000 };
+  for (const tmp of ['acme--good.tmp', 'acme--good.tmp-1234', 'acme--good.partial', 'acme--good~', '.acme--good']) mk(tmp, whole);
+  for (const other of ['../checkpoints/acme--ckpt', '../converting/acme--ckpt/model']) mk(other, whole);
   const installed = listInstalledModels(storage);
   assert.deepEqual(installed.map((m) => [m.repo, m.sizeBytes, m.onnxFiles]), [['acme/good', 1530, ['onnx/model_q4.onnx']]]);
   assert.deepEqual(listPartialDownloads(storage).map((m) => m.repo), ['acme/nomodel', 'acme/partial']);

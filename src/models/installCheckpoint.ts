@@ -1,0 +1,173 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { convertCheckpoint } from '../converter/convert';
+import type { ConvertOptions, ConvertProgress, ConvertResult, Quant } from '../converter/types';
+import { checkpointDir, convertingDir, folderBytes } from './checkpointStore';
+import { downloadModel, MANIFEST, modelDir, type DownloadModelOptions, type DownloadProgress, type ModelManifest } from './downloader';
+import { HubError, isHubError, resolveEndpoint } from './hubClient';
+import { listInstalledModels } from './installedModels';
+import { checkpointFiles, commonFiles, SAFETENSORS_FILE, SAFETENSORS_INDEX, type ModelFile } from './recommended';
+import { shardNamesFromIndex } from './shardIndex';
+
+/**
+ * Download a Hugging Face safetensors checkpoint and convert it to a Ghostline model folder, no `vscode` import:
+ * 1. config/tokenizer files and the shard index (when the repo has one) into `<storage>/checkpoints/<owner>--<name>/`;
+ * 2. the weights: `model.safetensors`, or the shards the index names (checked to stay inside the repo);
+ *    both steps through downloader.ts (resume, sha256, progress, cancel);
+ * 3. the converter writes into `<storage>/converting/<owner>--<name>/model`, which is moved whole to
+ *    `<storage>/models/<owner>--<name>/` at the end: a half-converted folder is never where models are listed.
+ * The checkpoint is kept; the caller offers to delete it.
+ */
+
+export const NO_SAFETENSORS = 'this repo has no safetensors weights; Ghostline converts only safetensors';
+
+export type InstallProgress =
+  | { stage: 'resolve' }
+  | { stage: 'download'; download: DownloadProgress }
+  /** `convert` is undefined once, when the conversion starts. */
+  | { stage: 'convert'; convert?: ConvertProgress };
+
+export type Converter = (opts: ConvertOptions) => Promise<ConvertResult>;
+
+export interface InstallCheckpointOptions extends Omit<DownloadModelOptions, 'files' | 'destDir' | 'onProgress'> {
+  /** Weight format of the converted model (the converter's default, q4, when unset). */
+  quant?: Quant;
+  onProgress?: (p: InstallProgress) => void;
+  /** The converter (tests inject one); default src/converter/convert.ts. */
+  convert?: Converter;
+}
+
+export interface InstallCheckpointResult {
+  repo: string;
+  revision: string;
+  commit?: string;
+  /** The converted model folder, under `<storage>/models/`. */
+  dir: string;
+  checkpointDir: string;
+  /** Bytes of the checkpoint folder now on disk (0 when there is none). */
+  checkpointBytes: number;
+  /** Bytes of the converted model folder. */
+  modelBytes: number;
+  /** The model was already converted: nothing was downloaded or converted. */
+  reused: boolean;
+  converted?: ConvertResult;
+}
+
+/** The manifest of a converted folder: the checkpoint it came from and how it was converted. */
+export interface ConvertedManifest extends ModelManifest {
+  converted: { from: 'safetensors'; quant: Quant; modelType: string; seconds: number };
+}
+
+/** A conversion that failed (not cancelled): the converter's message, and where the checkpoint is kept. */
+export class ConvertFailedError extends Error {
+  override readonly name = 'ConvertFailedError';
+  constructor(
+    message: string,
+    readonly checkpointDir: string,
+    override readonly cause?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** The files of the converter's output, for the manifest. */
+function listFiles(dir: string, rel = ''): { path: string; size: number }[] {
+  const out: { path: string; size: number }[] = [];
+  for (const e of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+    const r = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) out.push(...listFiles(dir, r));
+    else if (e.isFile()) out.push({ path: r, size: fs.statSync(path.join(dir, r)).size });
+  }
+  return out.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/** Downloads the checkpoint's files; returns the commit and the weight files fetched. */
+async function downloadCheckpoint(dl: Omit<DownloadModelOptions, 'files'>, onProgress?: (p: InstallProgress) => void): Promise<{ commit?: string }> {
+  onProgress?.({ stage: 'resolve' });
+  await downloadModel({ ...dl, files: checkpointFiles(), onProgress: undefined });
+  const indexPath = path.join(dl.destDir!, SAFETENSORS_INDEX);
+  const sharded = fs.existsSync(indexPath);
+  const weights = sharded ? shardNamesFromIndex(fs.readFileSync(indexPath, 'utf8'), dl.repo) : [SAFETENSORS_FILE];
+  const files: ModelFile[] = [...commonFiles(), ...(sharded ? [{ path: SAFETENSORS_INDEX }] : []), ...weights.map((p) => ({ path: p }))];
+  try {
+    const res = await downloadModel({ ...dl, files, onProgress: (p) => onProgress?.({ stage: 'download', download: p }) });
+    return { commit: res.commit };
+  } catch (e) {
+    const missingWeights = isHubError(e, 'not_found') && !sharded && e.details.file === SAFETENSORS_FILE;
+    if (missingWeights && e.details.code !== 'RepoNotFound' && e.details.code !== 'RevisionNotFound') {
+      throw new HubError(
+        'not_found',
+        `${dl.repo}@${dl.revision ?? 'main'}: ${NO_SAFETENSORS} (neither ${SAFETENSORS_FILE} nor ${SAFETENSORS_INDEX}; it may ship only pytorch_model.bin).`,
+        { ...e.details, code: 'NoSafetensors' },
+      );
+    }
+    throw e;
+  }
+}
+
+/** Downloads (or resumes) a checkpoint and converts it; resolves with the converted model folder. */
+export async function installCheckpoint(opts: InstallCheckpointOptions): Promise<InstallCheckpointResult> {
+  const { quant, onProgress, convert = convertCheckpoint, ...hub } = opts;
+  const revision = opts.revision ?? 'main';
+  const out = path.resolve(modelDir(opts.storageDir, opts.repo));
+  const ckDir = checkpointDir(opts.storageDir, opts.repo);
+  const base = { repo: opts.repo, revision, dir: out, checkpointDir: ckDir };
+  const installed = listInstalledModels(opts.storageDir).find((m) => path.resolve(m.dir) === out);
+  if (installed) return { ...base, commit: installed.commit, checkpointBytes: folderBytes(ckDir), modelBytes: installed.sizeBytes, reused: true };
+
+  const { commit } = await downloadCheckpoint({ ...hub, revision, destDir: ckDir }, onProgress);
+
+  const work = convertingDir(opts.storageDir, opts.repo);
+  const tmpOut = path.join(work, 'model');
+  fs.rmSync(work, { recursive: true, force: true });
+  fs.mkdirSync(work, { recursive: true });
+  let converted: ConvertResult;
+  try {
+    onProgress?.({ stage: 'convert' });
+    converted = await convert({ from: ckDir, out: tmpOut, quant, signal: opts.signal, onProgress: (p) => onProgress?.({ stage: 'convert', convert: p }) });
+    if (opts.signal?.aborted) throw new Error('cancelled');
+    finishFolder(tmpOut, ckDir);
+    const manifest: ConvertedManifest = {
+      repo: opts.repo,
+      revision,
+      commit,
+      endpoint: resolveEndpoint(opts.endpoint, opts.env),
+      downloadedAt: new Date().toISOString(),
+      files: listFiles(tmpOut),
+      converted: { from: 'safetensors', quant: converted.quant, modelType: converted.modelType, seconds: converted.seconds },
+    };
+    fs.writeFileSync(path.join(tmpOut, MANIFEST), JSON.stringify(manifest, null, 2));
+    // Not an installed model (checked above): a leftover that would block the rename.
+    fs.rmSync(out, { recursive: true, force: true });
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    fs.renameSync(tmpOut, out);
+  } catch (e) {
+    if (opts.signal?.aborted) {
+      throw new HubError('cancelled', `Conversion of ${opts.repo} cancelled. The checkpoint is kept: downloading the model again converts it without downloading.`, {
+        repo: opts.repo,
+        code: 'ConvertCancelled',
+      });
+    }
+    const msg = (e as Error)?.message ?? String(e);
+    throw new ConvertFailedError(`Converting ${opts.repo} failed: ${msg}. The checkpoint is kept in ${ckDir}.`, ckDir, e);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  return { ...base, commit, checkpointBytes: folderBytes(ckDir), modelBytes: folderBytes(out), reused: false, converted };
+}
+
+/**
+ * Completes the converter's output with the checkpoint's config and tokenizer files it did not write itself,
+ * and checks that it is a model folder (config.json, tokenizer.json, onnx/*.onnx).
+ */
+function finishFolder(dir: string, checkpoint: string): void {
+  if (!fs.existsSync(dir)) throw new Error(`the converter wrote nothing to ${dir}`);
+  for (const f of ['config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json']) {
+    const src = path.join(checkpoint, f);
+    const dst = path.join(dir, f);
+    if (!fs.existsSync(dst) && fs.existsSync(src)) fs.copyFileSync(src, dst);
+  }
+  const onnx = fs.existsSync(path.join(dir, 'onnx')) ? fs.readdirSync(path.join(dir, 'onnx')).filter((f) => f.endsWith('.onnx')) : [];
+  const missing = [...['config.json', 'tokenizer.json'].filter((f) => !fs.existsSync(path.join(dir, f))), ...(onnx.length ? [] : ['onnx/*.onnx'])];
+  if (missing.length) throw new Error(`the converted folder lacks ${missing.join(', ')}`);
+}
