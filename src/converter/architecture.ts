@@ -47,6 +47,7 @@ export function readArchitecture(config: Record<string, unknown>, file: string):
   const hidden = int('hidden_size');
   const heads = int('num_attention_heads');
   const kvHeads = int('num_key_value_heads', heads);
+  if (config.head_dim == null && hidden % heads !== 0) throw err(`hidden_size ${hidden} is not a multiple of num_attention_heads ${heads}`);
   const headDim = config.head_dim == null ? hidden / heads : int('head_dim');
   if (!Number.isInteger(headDim) || headDim % 2 !== 0) throw err(`head size ${headDim} (hidden_size / num_attention_heads) must be an even integer`);
   if (heads % kvHeads !== 0) throw err(`num_attention_heads ${heads} is not a multiple of num_key_value_heads ${kvHeads}`);

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { readArchitecture } from './architecture';
 import { ConvertError } from './errors';
 import { writeLeanGraph } from './leanGraph';
-import { OnnxWriter } from './onnxWriter';
+import { OnnxWriter, writeAll } from './onnxWriter';
 import { Checkpoint } from './safetensors';
 import type { ConvertOptions, ConvertResult, Quant } from './types';
 
@@ -34,6 +34,7 @@ export async function convertCheckpoint(opts: ConvertOptions): Promise<ConvertRe
   if (!Number.isInteger(accuracyLevel) || accuracyLevel < 0 || accuracyLevel > 4) throw new ConvertError(out, `--accuracy-level must be 0-4, got ${accuracyLevel}`);
   if (!fs.existsSync(from) || !fs.statSync(from).isDirectory()) throw new ConvertError(from, 'checkpoint folder not found');
   for (const f of REQUIRED) if (!fs.existsSync(path.join(from, f))) throw new ConvertError(path.join(from, f), 'missing: a checkpoint folder needs config.json and tokenizer.json');
+  if (fs.existsSync(out) && !fs.statSync(out).isDirectory()) throw new ConvertError(out, 'exists and is not a folder');
   if (fs.existsSync(out) && fs.readdirSync(out).length > 0) throw new ConvertError(out, 'already exists and is not empty');
 
   const configPath = path.join(from, 'config.json');
@@ -42,11 +43,13 @@ export async function convertCheckpoint(opts: ConvertOptions): Promise<ConvertRe
   validateTokenizer(path.join(from, 'tokenizer.json'));
   const ck = Checkpoint.open(from);
   const work = out + PARTIAL_SUFFIX;
-  fs.rmSync(work, { recursive: true, force: true });
-  fs.mkdirSync(path.join(work, 'onnx'), { recursive: true });
   const onnxName = ONNX_FILE_FOR[quant];
-  const writer = new OnnxWriter(path.join(work, 'onnx', onnxName));
+  let writer: OnnxWriter | undefined;
   try {
+    checkNoExtraLayers(ck, arch.layers, configPath);
+    fs.rmSync(work, { recursive: true, force: true });
+    fs.mkdirSync(path.join(work, 'onnx'), { recursive: true });
+    writer = new OnnxWriter(path.join(work, 'onnx', onnxName));
     const totalBytes = [...ck.tensors.values()].reduce((s, t) => s + t.bytes, 0);
     let doneBytes = 0;
     const consumed = (bytes: number, tensor: string) => {
@@ -60,19 +63,19 @@ export async function convertCheckpoint(opts: ConvertOptions): Promise<ConvertRe
       if (fs.existsSync(src) && f !== 'config.json') fs.copyFileSync(src, path.join(work, f));
     }
     const ghostline = { ...((config.ghostline as object | undefined) ?? {}), graph: 'lean-v1', converted: { quant, block_size: blockSize, accuracy_level: accuracyLevel, from: path.basename(from) } };
-    fs.writeFileSync(path.join(work, 'config.json'), JSON.stringify({ ...config, ghostline }, null, 2) + '\n');
+    writeAll(path.join(work, 'config.json'), Buffer.from(JSON.stringify({ ...config, ghostline }, null, 2) + '\n'));
     if (opts.signal?.aborted) throw new ConvertError(out, 'conversion cancelled');
     if (fs.existsSync(out)) fs.rmdirSync(out); // empty (checked above)
     fs.renameSync(work, out);
   } catch (err) {
-    writer.abort();
+    writer?.abort();
     fs.rmSync(work, { recursive: true, force: true });
-    throw err;
+    throw asWriteError(err);
   } finally {
     ck.close();
   }
   const onnxFile = path.join(out, 'onnx', onnxName);
-  const bytes = fs.statSync(onnxFile).size + writer.dataBytes;
+  const bytes = fs.statSync(onnxFile).size + writer!.dataBytes;
   return { out, onnxFile, bytes, seconds: (performance.now() - t0) / 1000, modelType: arch.modelType, quant };
 }
 
@@ -90,4 +93,23 @@ function readJsonObject(file: string): Record<string, unknown> {
 function validateTokenizer(file: string): void {
   const tj = readJsonObject(file) as { model?: { vocab?: unknown } };
   if (!tj.model || typeof tj.model !== 'object' || !tj.model.vocab) throw new ConvertError(file, 'has no "model" with a "vocab": not a Hugging Face tokenizer.json');
+}
+
+/** Layers in the weights beyond config.json's num_hidden_layers would be dropped silently: a mismatched config. */
+function checkNoExtraLayers(ck: Checkpoint, layers: number, configPath: string): void {
+  for (const name of ck.tensors.keys()) {
+    const m = /^model\.layers\.(\d+)\./.exec(name);
+    if (m && Number(m[1]) >= layers) {
+      throw new ConvertError(configPath, `says num_hidden_layers ${layers} but the checkpoint has tensor "${name}": config.json does not match the weights`);
+    }
+  }
+}
+
+/** A file system error while writing the model folder (mkdir, copy, rename: ENOSPC and the like), named by its file. */
+function asWriteError(err: unknown): unknown {
+  if (err instanceof ConvertError) return err;
+  const e = err as NodeJS.ErrnoException & { dest?: string };
+  const file = e?.dest ?? e?.path;
+  if (!e?.code || !file) return err;
+  return new ConvertError(file, `cannot be written: ${e.code === 'ENOSPC' ? 'the disk is full' : e.message}`);
 }

@@ -153,7 +153,8 @@ export class OnnxWriter {
   }
 }
 
-function writeAll(file: string, bytes: Uint8Array): void {
+/** writeFileSync with the file named in the error (a failed write on the fd names none). */
+export function writeAll(file: string, bytes: Uint8Array): void {
   try {
     fs.writeFileSync(file, bytes);
   } catch (err) {

@@ -61,7 +61,11 @@ export class SafetensorsFile {
       if (k === 0) throw new ConvertError(this.file, `ends inside tensor "${t.name}" (truncated file?)`);
       got += k;
     }
-    return toFloat32(raw, t.dtype, n);
+    const v = toFloat32(raw, t.dtype, n);
+    for (let i = 0; i < n; i++) {
+      if (!Number.isFinite(v[i])) throw new ConvertError(this.file, `tensor "${t.name}" holds a non-finite value (NaN or infinity): a corrupt checkpoint`);
+    }
+    return v;
   }
 
   close(): void {
@@ -178,6 +182,11 @@ function readHeader(file: string, fd: number): Map<string, TensorInfo> {
       throw new ConvertError(file, `tensor "${name}" ends at byte ${dataStart + offs[1]} but the file has ${size} bytes (truncated download?)`);
     }
     tensors.set(name, { name, file, dtype: dtype as SafeDtype, shape: shape as number[], offset: dataStart + offs[0], bytes });
+  }
+  const byOffset = [...tensors.values()].sort((a, b) => a.offset - b.offset);
+  for (let i = 1; i < byOffset.length; i++) {
+    const [a, b] = [byOffset[i - 1], byOffset[i]];
+    if (b.offset < a.offset + a.bytes) throw bad(`the data of tensors "${a.name}" and "${b.name}" overlap (their data_offsets lie)`);
   }
   return tensors;
 }
