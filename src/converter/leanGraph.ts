@@ -55,7 +55,7 @@ class Builder {
     }
     w.input(N.keep, DT.int64, []);
     w.output(N.logits, DT.float, ['batch', 'kept', a.vocab]);
-    w.output(N.newKv, DT.float, [2 * a.layers, 'batch', 'seq', a.kvHeads * D]);
+    w.output(N.newKv, DT.float, ['two_layers_x_batch', 'seq', a.kvHeads * D]);
 
     this.rotaryCaches();
     // Shared by all layers: the bias with rows repeated for the query heads of a KV head, and the split of
@@ -77,7 +77,8 @@ class Builder {
       pending = this.mlp(i, h2);
     }
     const normed = this.skipNorm(pending!, residual, 'model.norm', () => undefined);
-    w.op('Concat', newKv.map((t) => w.op('Unsqueeze', [t, this.axes0()])), { axis: 0 }, '', N.newKv);
+    // [batch, seq, kvh*D] tensors stacked on the batch axis: [2 * layers * batch, seq, kvh*D] (no Unsqueeze nodes)
+    w.op('Concat', newKv, { axis: 0 }, '', N.newKv);
     this.lmHead(this.keepLast(normed, seqDim), embed);
     w.finish(LEAN_GRAPH_NAME, 'ghostline convert');
   }
@@ -201,23 +202,26 @@ class Builder {
     const { w } = this;
     const tensors = parts.map((p) => this.ck.require(p.name + '.weight', [p.rows, k]));
     const n = parts.reduce((s, p) => s + p.rows, 0);
-    let y: string;
     if (this.bits) {
-      y = this.matMulNBits(x, this.quantizedStack(tensors, parts.map((p) => p.scale), k), name);
-    } else {
-      const wt = new Float32Array(k * n);
-      let col = 0;
-      tensors.forEach((t, pi) => {
-        const rows = this.ck.readAll(t);
-        this.o.consumed(t.bytes, t.name);
-        const s = parts[pi].scale;
-        for (let r = 0; r < t.shape[0]; r++) for (let c = 0; c < k; c++) wt[c * n + col + r] = rows[r * k + c] * s;
-        col += t.shape[0];
-      });
-      y = w.op('MatMul', [x, w.weight(`${name}.weight_t`, DT.float, [k, n], wt)]);
+      const q = this.quantizedStack(tensors, parts.map((p) => p.scale), k);
+      return this.matMulNBits(x, q, name, undefined, withBias ? this.stackedBias(parts, name) : undefined);
     }
-    if (!withBias) return y;
-    const b = new Float32Array(n);
+    const wt = new Float32Array(k * n);
+    let col = 0;
+    tensors.forEach((t, pi) => {
+      const rows = this.ck.readAll(t);
+      this.o.consumed(t.bytes, t.name);
+      const s = parts[pi].scale;
+      for (let r = 0; r < t.shape[0]; r++) for (let c = 0; c < k; c++) wt[c * n + col + r] = rows[r * k + c] * s;
+      col += t.shape[0];
+    });
+    const y = w.op('MatMul', [x, w.weight(`${name}.weight_t`, DT.float, [k, n], wt)]);
+    return withBias ? w.op('Add', [y, this.stackedBias(parts, name)]) : y;
+  }
+
+  /** The biases of row-stacked projections, one vector (scaled like their rows). */
+  private stackedBias(parts: { name: string; rows: number; scale: number }[], name: string): string {
+    const b = new Float32Array(parts.reduce((s, p) => s + p.rows, 0));
     let at = 0;
     parts.forEach((p) => {
       const t = this.ck.require(p.name + '.bias', [p.rows]);
@@ -226,7 +230,7 @@ class Builder {
       for (let r = 0; r < p.rows; r++) b[at + r] = v[r] * p.scale;
       at += p.rows;
     });
-    return w.op('Add', [y, w.weight(`${name}.bias`, DT.float, [n], b)]);
+    return this.w.weight(`${name}.bias`, DT.float, [b.length], b);
   }
 
   /** Codes of row-stacked tensors streamed into the data file; scales kept in memory (1/8 of fp32) and written after. */
@@ -256,13 +260,14 @@ class Builder {
   }
 
   /** MatMulNBits of x with quantized data already written. */
-  private matMulNBits(x: string, q: QuantizedData, name: string, out?: string): string {
+  private matMulNBits(x: string, q: QuantizedData, name: string, out?: string, bias?: string): string {
     const { w } = this;
     const bs = this.o.blockSize;
     const codes = w.externalRef(`${name}.qweight`, DT.uint8, [q.n, q.blocks, (bs * this.bits!) / 8], q.codesAt, q.codesBytes);
     const scales = w.externalRef(`${name}.scales`, DT.float, [q.n * q.blocks], q.scalesAt, q.n * q.blocks * 4);
     const attrs = { K: q.k, N: q.n, bits: this.bits!, block_size: bs, accuracy_level: this.o.accuracyLevel };
-    return w.op('MatMulNBits', [x, codes, scales], attrs, MS, out);
+    // inputs: A, B, scales, zero_points, g_idx, bias (the bias input saves an Add node)
+    return w.op('MatMulNBits', bias ? [x, codes, scales, '', '', bias] : [x, codes, scales], attrs, MS, out);
   }
 
   private embedding(): { hidden: string; table: TensorInfo; quantized?: QuantizedData } {

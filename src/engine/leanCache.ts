@@ -69,7 +69,7 @@ export class LeanStore {
     return dst;
   }
 
-  /** Writes the graph's new rows (new_kv [2 * layers, batch, seq, kvHeads * headDim]) at positions from `at`. */
+  /** Writes the graph's new rows (new_kv [2 * layers * batch, seq, kvHeads * headDim]) at positions from `at`. */
   write(newKv: Float32Array, seq: number, at: number): void {
     const { kvHeads: h, headDim: d, layers } = this.contract;
     const rowLen = h * d;

@@ -13,8 +13,8 @@
  * - `cache.{i}.key` float32 [batch, kv_heads, head_dim, cap] (keys stored transposed, as the score product
  *   wants them) and `cache.{i}.value` float32 [batch, kv_heads, cap, head_dim];
  * - `num_logits_to_keep` int64 scalar: logits for the last N positions (0: all);
- * - outputs `logits` float32 [batch, kept, vocab] and `new_kv` float32 [2 * layers, batch, seq, kv_heads * head_dim]
- *   (layer 0 keys after rotary, layer 0 values, layer 1 keys, ...).
+ * - outputs `logits` float32 [batch, kept, vocab] and `new_kv` float32 [2 * layers * batch, seq, kv_heads * head_dim]
+ *   (layer 0 keys after rotary for each batch row, layer 0 values, layer 1 keys, ...).
  */
 export const LEAN_GRAPH_NAME = 'ghostline-lean-v1';
 
