@@ -34,13 +34,24 @@ export class LeanStore {
   /** The cache inputs; Tensor wrappers are made once per store (they wrap, not copy, the buffers). */
   feeds(): Record<string, Tensor> {
     if (this.feedsCache) return this.feedsCache;
+    return (this.feedsCache = this.makeFeeds(this.cap));
+  }
+
+  /** Zero-capacity cache inputs: a first chunk attends to nothing cached, so it skips the empty slots. */
+  emptyFeeds(): Record<string, Tensor> {
+    return this.makeFeeds(0);
+  }
+
+  private makeFeeds(cap: number): Record<string, Tensor> {
     const { kvHeads: h, headDim: d, layers } = this.contract;
     const f: Record<string, Tensor> = {};
     for (let i = 0; i < layers; i++) {
-      f[leanNames.cacheKey(i)] = new Tensor('float32', this.keys[i], [this.batch, h, d, this.cap]);
-      f[leanNames.cacheValue(i)] = new Tensor('float32', this.values[i], [this.batch, h, this.cap, d]);
+      const keys = cap ? this.keys[i] : new Float32Array(0);
+      const values = cap ? this.values[i] : new Float32Array(0);
+      f[leanNames.cacheKey(i)] = new Tensor('float32', keys, [this.batch, h, d, cap]);
+      f[leanNames.cacheValue(i)] = new Tensor('float32', values, [this.batch, h, cap, d]);
     }
-    return (this.feedsCache = f);
+    return f;
   }
 
   /**

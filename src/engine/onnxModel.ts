@@ -133,11 +133,12 @@ export class OnnxCausalLM {
         pos[b * seq + i] = BigInt(past + i);
       }),
     );
+    const cap = past === 0 ? 0 : store.cap;
     const feeds: Record<string, Tensor> = {
-      ...store.feeds(),
+      ...(cap ? store.feeds() : store.emptyFeeds()),
       [leanNames.inputIds]: new Tensor('int64', ids, [batch, seq]),
       [leanNames.positionIds]: new Tensor('int64', pos, [batch, seq]),
-      [leanNames.attentionBias]: new Tensor('float32', attentionBias(past, seq, store.cap), [seq, store.cap + seq]),
+      [leanNames.attentionBias]: new Tensor('float32', attentionBias(past, seq, cap), [seq, cap + seq]),
       [leanNames.keep]: new Tensor('int64', BigInt64Array.of(BigInt(keep)), []),
     };
     const out = await this.session.run(feeds);
