@@ -5,7 +5,10 @@ import { packageRoot } from '../src/engine/defaultModel';
 
 export const ROOT = packageRoot(__dirname);
 export const TINY = path.join(ROOT, 'test', 'fixtures', 'tiny-llama');
-/** tiny-llama's weights in tools/model/export_fused.py's lean graph (the default model's export). */
+/**
+ * tiny-llama's weights in the lean graph of `ghostline convert --quant fp32` (src/converter, the default model's
+ * exporter), from a float32 checkpoint folder (tools/model/make_fixtures.py).
+ */
 export const TINY_FUSED = path.join(path.dirname(TINY), 'tiny-llama-fused');
 /** The worker as tsc compiles it next to the client (tests run the compiled sources, not the bundle). */
 export const WORKER = path.join(ROOT, 'out', 'src', 'engine', 'worker.js');

@@ -2,18 +2,17 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { KvCache } from '../../src/engine/kvCache';
 import { readModelFolder } from '../../src/engine/modelFolder';
 import { OnnxCausalLM } from '../../src/engine/onnxModel';
 import { TextTokenizer } from '../../src/engine/tokenizer';
 import { TINY, TINY_FUSED, argmax, loadReference, maxAbsDiff } from '../helpers';
 
-for (const [graph, dir] of [['torch.onnx', TINY], ['export_fused.py', TINY_FUSED]]) test(`prefill plus 20 decode steps match the PyTorch reference (max abs diff < 1e-4), ${graph} graph`, async () => {
+for (const [graph, dir] of [['torch.onnx', TINY], ['ghostline convert (lean)', TINY_FUSED]]) test(`prefill plus 20 decode steps match the PyTorch reference (max abs diff < 1e-4), ${graph} graph`, async () => {
   const ref = loadReference();
   const folder = readModelFolder(dir);
   const model = await OnnxCausalLM.load(folder.onnxPath, folder.config, { threads: 1 });
   try {
-    let r = await model.forward([ref.prompt_ids], KvCache.empty(model.contract));
+    let r = await model.forward([ref.prompt_ids], model.emptyCache());
     assert.ok(maxAbsDiff(r.logits, ref.rows[0]) < 1e-4, `prefill diff ${maxAbsDiff(r.logits, ref.rows[0])}`);
     assert.equal(argmax(r.logits), ref.greedy_tokens[0]);
     for (let step = 1; step <= 20; step++) {

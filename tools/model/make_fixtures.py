@@ -2,15 +2,25 @@
 
 Files: config.json, generation_config.json, tokenizer.json, tokenizer_config.json, onnx/model.onnx,
 reference.json (+ reference_logits.bin): torch reference for prefill + 20 greedy decode steps.
-The same weights as export_fused.py's lean graph go to test/fixtures/tiny-llama-fused/ (same reference).
+The same weights go to test/fixtures/tiny-llama-fused/ in Ghostline's lean graph (same reference): written as a
+Hugging Face folder (float32 model.safetensors, so the fixture stays exact) and converted by
+`node dist/cli.js convert --quant fp32` (src/converter), so run `node esbuild.js` first.
 
-usage: /usr/bin/python3 tools/model/make_fixtures.py
+tiny-llama/onnx/model.onnx (torch.onnx's trace) is kept when it exists and only checked against the regenerated
+weights: today's export names its initializers differently from the committed file (HF names), the rest is the same;
+--rewrite-hf-onnx writes it anew.
+
+usage: /usr/bin/python3 tools/model/make_fixtures.py [--rewrite-hf-onnx]
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import torch
@@ -18,13 +28,13 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bpe  # noqa: E402
-from export_fused import build_fused  # noqa: E402
 from export_onnx import check_with_node, export, write_folder_files  # noqa: E402
 from llama import LlamaConfig, LlamaForCausalLM  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 OUT = os.path.join(REPO, "test", "fixtures", "tiny-llama")
 OUT_FUSED = os.path.join(REPO, "test", "fixtures", "tiny-llama-fused")
+CLI = os.path.join(REPO, "dist", "cli.js")
 
 # Training text for the tiny BPE: written for this project (same licence as the repository).
 TRAIN_TEXT = '''
@@ -174,7 +184,33 @@ def min_margin(rows: torch.Tensor) -> float:
     return float((top2[:, 0] - top2[:, 1]).min())
 
 
+def convert_lean(model: LlamaForCausalLM, out: str) -> None:
+    """The model as a Hugging Face folder (float32 weights, tiny-llama's tokenizer files), converted by
+    `ghostline convert --quant fp32` into `out` (replaced)."""
+    tmp = tempfile.mkdtemp(prefix="ghostline-fixture-")
+    try:
+        ckpt = os.path.join(tmp, "tiny-llama")  # config.json records the folder's name: keep it fixed
+        write_folder_files(model, ckpt, extra_config={"_comment": "tiny-llama's weights, the lean graph of "
+                                                      "`ghostline convert --quant fp32`"})
+        for f in ("tokenizer.json", "tokenizer_config.json"):
+            shutil.copy(os.path.join(OUT, f), os.path.join(ckpt, f))
+        shutil.rmtree(out, ignore_errors=True)
+        r = subprocess.run(["node", CLI, "convert", "--from", ckpt, "--out", out, "--quant", "fp32"],
+                           capture_output=True, text=True, cwd=REPO)
+        if r.returncode != 0:
+            print(r.stdout, r.stderr)
+            raise SystemExit("ghostline convert failed")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rewrite-hf-onnx", action="store_true",
+                    help="export tiny-llama/onnx/model.onnx again even if it exists")
+    a = ap.parse_args()
+    if not os.path.exists(CLI):
+        raise SystemExit(f"{CLI} not found: run `node esbuild.js` first")
     os.makedirs(os.path.join(OUT, "onnx"), exist_ok=True)
     # tokenizer
     vocab, merges = bpe.train_bpe([TRAIN_TEXT], VOCAB_SIZE, min_frequency=2)
@@ -214,20 +250,17 @@ def main():
           f"mean top1 prob {float(probs.max(-1).values.mean()):.3f}")
 
     onnx_path = os.path.join(OUT, "onnx", "model.onnx")
-    export(model, onnx_path)
+    if a.rewrite_hf_onnx or not os.path.exists(onnx_path):
+        export(model, onnx_path)
+    else:
+        print(f"kept {onnx_path}; checking it against these weights")
     write_folder_files(model, OUT, extra_config={"_comment": "tiny random-weight test model (not trained)"},
                        safetensors=False)
     worst = check_with_node(model, onnx_path)
     print(f"onnxruntime-node vs torch: max abs diff {worst:.2e}")
-    os.makedirs(os.path.join(OUT_FUSED, "onnx"), exist_ok=True)
-    fused_path = os.path.join(OUT_FUSED, "onnx", "model.onnx")
-    build_fused(model, fused_path)
-    write_folder_files(model, OUT_FUSED, extra_config={"_comment": "tiny-llama's weights, export_fused.py's graph"},
-                       safetensors=False)
-    for f in ("tokenizer.json", "tokenizer_config.json"):
-        with open(os.path.join(OUT, f), "rb") as src, open(os.path.join(OUT_FUSED, f), "wb") as dst:
-            dst.write(src.read())
-    print(f"fused graph vs torch: max abs diff {check_with_node(model, fused_path):.2e}")
+    convert_lean(model, OUT_FUSED)
+    print(f"lean graph written by ghostline convert to {OUT_FUSED} (checked against the reference by "
+          "test/engine/parity.test.ts)")
 
     rows_np = rows.numpy().astype("<f4")
     rows_np.tofile(os.path.join(OUT, "reference_logits.bin"))

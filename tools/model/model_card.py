@@ -146,19 +146,29 @@ def main():
       f"{cfg['num_hidden_layers'] * 2 * cfg['num_key_value_heads'] * cfg['head_dim'] * 4 / 1024:.0f} KB per "
       "token in fp32.")
     w("")
-    w("ONNX contract: inputs `input_ids`, `attention_mask`, `position_ids` (int64), `past_key_values.{i}.key/value` "
-      "(float32 [batch, kv_heads, past, head_dim]), `num_logits_to_keep` (int64 scalar; logits of the last N "
-      "positions, 0 = all); outputs `logits` [batch, N, vocab], `present.{i}.key/value`. Opset 17 plus "
-      "onnxruntime's `com.microsoft` operators, so it runs in onnxruntime (Ghostline, transformers.js), not "
-      "in other ONNX runtimes.")
-    if q.get("graph", "traced") == "fused":
+    if cfg.get("ghostline", {}).get("graph") == "lean-v1":
+        w("ONNX contract: Ghostline's lean one (`src/engine/leanContract.ts`): inputs `input_ids`, `position_ids` "
+          "(int64 [batch, seq]), `attention_bias` (float32 [seq, cap + seq]: 0 where a query may see a key, -inf "
+          "elsewhere), `cache.{i}.key` (float32 [batch, kv_heads, head_dim, cap], keys transposed) and "
+          "`cache.{i}.value` ([batch, kv_heads, cap, head_dim]): KV cache buffers with room for `cap` positions, "
+          "`num_logits_to_keep` (int64 scalar; logits of the last N positions, 0 = all); outputs `logits` "
+          "[batch, N, vocab] and `new_kv` (only the new K/V rows, which the runtime writes into its buffers). "
+          "Opset 17 plus onnxruntime's `com.microsoft` operators, so it runs in onnxruntime through Ghostline's "
+          "engine (`src/engine/onnxModel.ts`), not in other ONNX runtimes; `model.safetensors` is the checkpoint "
+          "for anything else.")
         w("")
-        w("The graph is written by `tools/model/export_fused.py`, not traced: 262 nodes instead of torch.onnx's "
-          "624 (constant reshapes, `RotaryEmbedding`, `SkipSimplifiedLayerNormalization` for RMSNorm and the "
-          "residual add, one causal/padding mask for all layers, grouped query heads folded into the rows of "
-          "the attention product instead of copying the KV cache). Same outputs as PyTorch within "
-          f"{q['onnx_vs_torch_max_abs_diff']:.1e} (fp32, incl. left-padded batches and chunked prefill); "
-          "decode 1.5x faster than the traced graph (`bench/README.md`).")
+        w("The graph is written by `ghostline convert` (`src/converter`) from `model.safetensors`, not traced: "
+          "fused q/k/v and gate/up `MatMulNBits`, `RotaryEmbedding`, `SkipSimplifiedLayerNormalization` for "
+          "RMSNorm and the residual add, grouped query heads folded into the rows of the attention product "
+          "instead of copying the KV cache, KV cache buffers fed as inputs with only the new rows returned."
+          + (f" Its fp32 conversion has PyTorch's validation loss within {abs(q['fp32_onnx_vs_torch_nll']):.1e} "
+             f"nats/token on {q['eval_tokens']:,} held-out tokens." if "fp32_onnx_vs_torch_nll" in q else ""))
+    else:
+        w("ONNX contract: inputs `input_ids`, `attention_mask`, `position_ids` (int64), "
+          "`past_key_values.{i}.key/value` (float32 [batch, kv_heads, past, head_dim]), `num_logits_to_keep` "
+          "(int64 scalar; logits of the last N positions, 0 = all); outputs `logits` [batch, N, vocab], "
+          "`present.{i}.key/value`. Opset 17 plus onnxruntime's `com.microsoft` operators, so it runs in "
+          "onnxruntime (Ghostline, transformers.js), not in other ONNX runtimes.")
     w("")
     w("## Data")
     w("")
