@@ -85,11 +85,6 @@ class Builder {
 
   // ---- building blocks --------------------------------------------------------------------------------
 
-  private axes0Name: string | null = null;
-  private axes0(): string {
-    return (this.axes0Name ??= this.w.constant('axes_0', DT.int64, [1], [0]));
-  }
-
   private rotaryCaches(): void {
     const { a } = this;
     const half = a.headDim / 2;
@@ -187,7 +182,7 @@ class Builder {
   private keepLast(x: string, seqDim: string): string {
     const { w } = this;
     const zero = w.constant('zero_i64', DT.int64, [], [0]);
-    const keep = w.op('Where', [w.op('Greater', [N.keep, zero]), w.op('Unsqueeze', [N.keep, this.axes0()]), seqDim]);
+    const keep = w.op('Where', [w.op('Greater', [N.keep, zero]), w.op('Unsqueeze', [N.keep, w.constant('axes_0', DT.int64, [1], [0])]), seqDim]);
     const start = w.op('Sub', [seqDim, keep]);
     return w.op('Slice', [x, start, w.constant('slice_end', DT.int64, [1], [Number.MAX_SAFE_INTEGER]), w.constant('axes_1', DT.int64, [1], [1])]);
   }
