@@ -1,16 +1,24 @@
 import * as fs from 'node:fs';
 
 /**
- * Bytes of weights a decode step reads: every initializer of the main graph except the tables that only a
- * Gather indexes (the embedding and its row scales: one row per token). Read straight from the ONNX
- * protobuf (ModelProto.graph -> GraphProto.node / initializer) with a minimal wire-format walker, so
- * external data files count by their declared shapes without being read.
+ * Bytes of weights a decode step reads: every initializer of the main graph except the tables that are only
+ * indexed (a row per token or position): the data, scales and zero points of Gather / GatherBlockQuantized
+ * (the embedding) and RotaryEmbedding's cos/sin caches. Initializers stored in external data count by their
+ * declared length, without reading the data file; two initializers that name the same bytes of the same data
+ * file (Ghostline's tied embedding: GatherBlockQuantized's table and the LM head's MatMulNBits weight) count
+ * once, as read per token when any of their uses reads the whole table. Read straight from the ONNX protobuf
+ * (ModelProto.graph -> GraphProto.node / initializer) with a minimal wire-format walker.
  */
 export interface OnnxWeightBytes {
   total: number;
   gathered: number;
   perToken: number;
+  /** Initializers no node uses (left out of perToken). */
+  unused?: number;
 }
+
+/** Inputs of these operators that are tables indexed per token or position (not read whole). */
+const INDEXED_INPUTS: Record<string, number[]> = { Gather: [0], GatherBlockQuantized: [0, 2, 3], RotaryEmbedding: [2, 3] };
 
 // TensorProto.DataType -> bytes per element (4-bit types: half a byte).
 const ELEMENT_BYTES: Record<number, number> = { 1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8, 16: 2, 21: 0.5, 22: 0.5 };
@@ -68,27 +76,47 @@ function packedVarints(buf: Buffer, f: Field): number[] {
   return out;
 }
 
+interface Initializer {
+  bytes: number;
+  /** Where its bytes live: the name for inline data, file:offset:length for external data. */
+  storage: string;
+}
+
 export function onnxWeightBytesPerToken(file: string): OnnxWeightBytes {
   const buf = fs.readFileSync(file);
-  const sizes = new Map<string, number>();
-  const gatherTables = new Set<string>();
-  // A tied embedding also feeds the LM head's MatMul: then every byte of it is read per token.
-  const otherUses = new Set<string>();
+  const inits = new Map<string, Initializer>();
+  const indexed = new Set<string>();
+  const readWhole = new Set<string>();
   for (const m of fields(buf, 0, buf.length)) {
     if (m.no !== 7 || m.wire !== 2) continue; // ModelProto.graph
     for (const g of fields(buf, m.start, m.end)) {
       if (g.wire !== 2) continue;
       if (g.no === 5) {
-        // TensorProto: dims = 1, data_type = 2, name = 8
+        // TensorProto: dims = 1, data_type = 2, name = 8, raw_data = 9, external_data = 13, data_location = 14
         let dims: number[] = [];
         let type = 0;
         let name = '';
+        const ext: Record<string, string> = {};
         for (const t of fields(buf, g.start, g.end)) {
           if (t.no === 1) dims = t.wire === 2 ? dims.concat(packedVarints(buf, t)) : dims.concat([t.value]);
           else if (t.no === 2) type = t.value;
           else if (t.no === 8) name = buf.toString('utf8', t.start, t.end);
+          else if (t.no === 13 && t.wire === 2) {
+            // StringStringEntryProto: key = 1, value = 2
+            let key = '';
+            let value = '';
+            for (const e of fields(buf, t.start, t.end)) {
+              if (e.no === 1) key = buf.toString('utf8', e.start, e.end);
+              else if (e.no === 2) value = buf.toString('utf8', e.start, e.end);
+            }
+            ext[key] = value;
+          }
         }
-        sizes.set(name, dims.reduce((a, b) => a * b, 1) * (ELEMENT_BYTES[type] ?? 4));
+        const declared = Math.ceil(dims.reduce((a, b) => a * b, 1) * (ELEMENT_BYTES[type] ?? 4));
+        if (ext.location !== undefined) {
+          const bytes = ext.length !== undefined ? Number(ext.length) : declared;
+          inits.set(name, { bytes, storage: `${ext.location}:${ext.offset ?? 0}:${bytes}` });
+        } else inits.set(name, { bytes: declared, storage: `inline:${name}` });
       } else if (g.no === 1) {
         // NodeProto: input = 1, op_type = 4
         const inputs: string[] = [];
@@ -97,16 +125,26 @@ export function onnxWeightBytesPerToken(file: string): OnnxWeightBytes {
           if (n.no === 1) inputs.push(buf.toString('utf8', n.start, n.end));
           else if (n.no === 4) op = buf.toString('utf8', n.start, n.end);
         }
-        if (op === 'Gather' && inputs.length > 0) gatherTables.add(inputs[0]);
-        for (const name of op === 'Gather' ? inputs.slice(1) : inputs) otherUses.add(name);
+        const tables = INDEXED_INPUTS[op] ?? [];
+        inputs.forEach((name, i) => (tables.includes(i) ? indexed : readWhole).add(name));
       }
     }
   }
+  // Per storage region: read whole per token if any initializer on it is; else indexed; else unused.
+  const regions = new Map<string, { bytes: number; whole: boolean; indexed: boolean }>();
+  for (const [name, init] of inits) {
+    const r = regions.get(init.storage) ?? { bytes: init.bytes, whole: false, indexed: false };
+    r.whole ||= readWhole.has(name);
+    r.indexed ||= indexed.has(name);
+    regions.set(init.storage, r);
+  }
   let total = 0;
   let gathered = 0;
-  for (const [name, bytes] of sizes) {
-    total += bytes;
-    if (gatherTables.has(name) && !otherUses.has(name)) gathered += bytes;
+  let unused = 0;
+  for (const r of regions.values()) {
+    total += r.bytes;
+    if (!r.whole && r.indexed) gathered += r.bytes;
+    else if (!r.whole) unused += r.bytes;
   }
-  return { total, gathered, perToken: total - gathered };
+  return { total, gathered, perToken: total - gathered - unused, unused };
 }

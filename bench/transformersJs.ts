@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { Engine } from '../src/engine/engine';
-import { interleaved, type ThroughputRow } from './interleaved';
+import { interleaved, type ThroughputRow, type TokenTimes } from './interleaved';
+import { syntheticPrompt } from './llamaCpp';
 import { round } from './stats';
 
 export type { ThroughputRow };
@@ -33,6 +34,41 @@ export interface CodeDecodeResult {
   speculative_equal_prompts: number;
 }
 
+/** A model loaded in @huggingface/transformers (onnxruntime-node underneath), greedy generation from text. */
+export interface TransformersJsSession {
+  /** Greedy, cold (transformers.js keeps no cache between calls): tokenizes `prompt`, then exactly `n` new tokens. */
+  generate(prompt: string, n: number): Promise<TokenTimes>;
+  dispose(): Promise<void>;
+}
+
+/** `modelDir`'s `onnxFile` (its onnx/ folder) in transformers.js, fp32 inputs, on the CPU with `threads` threads. */
+export async function openTransformersJs(modelDir: string, onnxFile: string, threads: number): Promise<TransformersJsSession> {
+  // transformers.js is ESM-only: a real dynamic import (tsc would turn import() into require()).
+  const tjs = (await new Function('m', 'return import(m)')('@huggingface/transformers')) as typeof import('@huggingface/transformers');
+  tjs.env.allowRemoteModels = false;
+  tjs.env.localModelPath = path.dirname(path.resolve(modelDir)) + path.sep;
+  const id = path.basename(path.resolve(modelDir));
+  const model = await tjs.AutoModelForCausalLM.from_pretrained(id, {
+    dtype: 'fp32',
+    device: 'cpu',
+    model_file_name: path.basename(onnxFile, '.onnx'),
+    session_options: { intraOpNumThreads: threads, interOpNumThreads: 1 },
+  } as Record<string, unknown>);
+  const tokenizer = await tjs.AutoTokenizer.from_pretrained(id);
+  return {
+    async generate(prompt, n) {
+      const enc = tokenizer(prompt) as Record<string, unknown>;
+      // A streamer (duck-typed): put() gets the prompt first, then each new token as it is chosen.
+      const times: number[] = [];
+      const streamer = { put: () => void times.push(performance.now()), end: () => undefined };
+      await model.generate({ ...enc, max_new_tokens: n, min_new_tokens: n, do_sample: false, streamer } as Record<string, unknown>);
+      const tokens = times.slice(1);
+      return { tokens: tokens.length, firstTokenAt: tokens[0] ?? 0, lastTokenAt: tokens[tokens.length - 1] ?? 0 };
+    },
+    dispose: () => (model as unknown as { dispose(): Promise<void> }).dispose(),
+  };
+}
+
 /**
  * Ghostline's engine against @huggingface/transformers on the same ONNX file, the same thread count, in the
  * same process, interleaved round by round, both from the prompt text (tokenization included). Both measured
@@ -44,23 +80,10 @@ export async function vsTransformersJs(
   onnxFile: string,
   opts: { threads: number; rounds: number; promptTokens: number; newTokens: number; codePrompts?: string[] },
 ): Promise<VsTransformersResult> {
-  // transformers.js is ESM-only: a real dynamic import (tsc would turn import() into require()).
-  const tjs = (await new Function('m', 'return import(m)')('@huggingface/transformers')) as typeof import('@huggingface/transformers');
-  tjs.env.allowRemoteModels = false;
-  tjs.env.localModelPath = path.dirname(modelDir) + path.sep;
-  const id = path.basename(modelDir);
-  const modelFileName = path.basename(onnxFile, '.onnx');
-  const theirs = await tjs.AutoModelForCausalLM.from_pretrained(id, {
-    dtype: 'fp32',
-    device: 'cpu',
-    model_file_name: modelFileName,
-    session_options: { intraOpNumThreads: opts.threads, interOpNumThreads: 1 },
-  } as Record<string, unknown>);
+  const theirs = await openTransformersJs(modelDir, onnxFile, opts.threads);
   const ours = await Engine.load(modelDir, { threads: opts.threads, onnxFile: path.basename(onnxFile) });
-  const ids = ours.tokenize('const x = 1;\n'.repeat(Math.ceil(opts.promptTokens / 4) + 8)).slice(0, opts.promptTokens);
-  const prompt = ours.tokenizer.decode(ids);
+  const prompt = syntheticPrompt(ours, opts.promptTokens);
   const promptIds = ours.tokenize(prompt);
-  const tokenizer = await tjs.AutoTokenizer.from_pretrained(id);
 
   const rows = await interleaved(
     async (n) => {
@@ -69,8 +92,7 @@ export async function vsTransformersJs(
     },
     // Both sides start from the prompt text: tokenization is inside the timed region for both.
     async (n) => {
-      const enc = tokenizer(prompt) as Record<string, unknown>;
-      await theirs.generate({ ...enc, max_new_tokens: n, min_new_tokens: n, do_sample: false } as Record<string, unknown>);
+      await theirs.generate(prompt, n);
     },
     { ...opts, promptTokens: promptIds.length },
   );
@@ -96,10 +118,7 @@ export async function vsTransformersJs(
         ours.resetCache();
         return ours.generate(p, { maxNewTokens: max, ignoreEos: true, speculativeTokens: spec });
       };
-      const tjs = (max: number) => async () => {
-        const enc = tokenizer(p) as Record<string, unknown>;
-        await theirs.generate({ ...enc, max_new_tokens: max, min_new_tokens: max, do_sample: false } as Record<string, unknown>);
-      };
+      const tjs = (max: number) => () => theirs.generate(p, max);
       const plainText = (await run(0, n)()).text;
       if ((await run(8, n)()).text === plainText) equal++;
       const one = await time(run(0, 1));
@@ -122,11 +141,11 @@ export async function vsTransformersJs(
     };
   }
   await ours.dispose();
-  await (theirs as unknown as { dispose(): Promise<void> }).dispose();
+  await theirs.dispose();
   const g = rows.ours;
   const t = rows.theirs;
   return {
-    model: id,
+    model: path.basename(modelDir),
     onnx: path.basename(onnxFile),
     threads: opts.threads,
     prompt_tokens: promptIds.length,

@@ -13,9 +13,14 @@ The tokenizer is copied from --tokenizer (default: models/ghostline-code-small, 
 its vocabulary is smaller than the logits (allowed: extra logits columns are padding). Random weights make
 random text: time with fixed token counts.
 
+--from-checkpoint DIR: the weights, shape and tokenizer of a Hugging Face checkpoint folder instead (llama or
+qwen2, tied embeddings; e.g. tools/model/make_random_checkpoint.py's bf16 output), so torch.onnx's graph holds
+the same weights as `ghostline convert` and llama.cpp's GGUF of that checkpoint (the benchmark's three-way
+comparison). --shape, --layers, --seed, --std and --tokenizer are then ignored.
+
 usage: nice -n 10 /usr/bin/python3 tools/model/make_random_model.py --out /tmp/ghostline-bench/qwen05b-shape
            [--shape qwen2.5-coder-0.5b|smollm2-135m|tiny] [--layers N] [--seed S] [--std 0.02]
-           [--no-q4] [--q4-only] [--accuracy-level N] [--check] [--compare]
+           [--from-checkpoint DIR] [--no-q4] [--q4-only] [--accuracy-level N] [--check] [--compare]
 """
 from __future__ import annotations
 
@@ -35,46 +40,8 @@ from llama import LlamaConfig, LlamaForCausalLM  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
-QWEN2_EXTRA = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "use_sliding_window": False,
-               "sliding_window": 32768}
-
-# name -> (LlamaConfig fields, extra config.json keys)
-SHAPES = {
-    # https://huggingface.co/Qwen/Qwen2.5-Coder-0.5B config.json
-    "qwen2.5-coder-0.5b": (dict(vocab_size=151936, hidden_size=896, intermediate_size=4864,
-                                num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2,
-                                head_dim=64, rms_norm_eps=1e-6, rope_theta=1000000.0,
-                                max_position_embeddings=32768, attention_bias=True),
-                           dict(QWEN2_EXTRA, max_window_layers=24)),
-    # https://huggingface.co/HuggingFaceTB/SmolLM2-135M config.json
-    "smollm2-135m": (dict(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
-                          num_attention_heads=9, num_key_value_heads=3, head_dim=64, rms_norm_eps=1e-5,
-                          rope_theta=100000.0, max_position_embeddings=8192, attention_bias=False), {}),
-    # quick checks: the qwen2 layout (q/k/v bias, GQA, rope 1e6) at toy size
-    "tiny": (dict(vocab_size=4096, hidden_size=64, intermediate_size=192, num_hidden_layers=2,
-                  num_attention_heads=4, num_key_value_heads=2, head_dim=16, rms_norm_eps=1e-6,
-                  rope_theta=1000000.0, max_position_embeddings=4096, attention_bias=True),
-             dict(QWEN2_EXTRA, max_window_layers=2)),
-}
-
-
-def default_tokenizer_dir() -> str:
-    for d in ("models/ghostline-code-small", "test/fixtures/tiny-llama"):
-        if os.path.exists(os.path.join(REPO, d, "tokenizer.json")):
-            return os.path.join(REPO, d)
-    raise SystemExit("no tokenizer folder found: pass --tokenizer")
-
-
-def tokenizer_info(d: str) -> tuple[int, int]:
-    """(vocab size including added tokens, eos id) of a tokenizer.json + tokenizer_config.json folder."""
-    tj = json.load(open(os.path.join(d, "tokenizer.json")))
-    tc = json.load(open(os.path.join(d, "tokenizer_config.json")))
-    ids = dict(tj["model"]["vocab"])
-    for t in tj.get("added_tokens", []):
-        ids[t["content"]] = t["id"]
-    eos = tc.get("eos_token")
-    eos = eos.get("content") if isinstance(eos, dict) else eos
-    return max(ids.values()) + 1, ids.get(eos, 0)
+# The shapes and tokenizer helpers live in make_random_checkpoint.py (numpy only), shared by both generators.
+from make_random_checkpoint import SHAPES, default_tokenizer_dir, tokenizer_info  # noqa: E402,F401
 
 
 @contextlib.contextmanager
@@ -141,6 +108,42 @@ def build_config(shape: str, layers: int | None, tok_vocab: int, eos: int) -> tu
     return cfg, extra
 
 
+def load_checkpoint(ck: str) -> tuple[LlamaForCausalLM, dict, str]:
+    """A tied llama / qwen2 Hugging Face checkpoint folder -> (model with its weights in fp32, extra config.json
+    keys, shape label)."""
+    from llama import load_safetensors
+
+    hf = json.load(open(os.path.join(ck, "config.json")))
+    mt = hf.get("model_type")
+    if mt not in ("llama", "qwen2"):
+        raise SystemExit(f"{ck}: model_type {mt} is not supported here (llama, qwen2)")
+    if not hf.get("tie_word_embeddings", False):
+        raise SystemExit(f"{ck}: only tied embeddings are supported (tools/model/llama.py ties them)")
+    if hf.get("rope_scaling"):
+        raise SystemExit(f"{ck}: rope_scaling is not supported here")
+    heads = hf["num_attention_heads"]
+    eos = hf.get("eos_token_id", 0)
+    cfg = LlamaConfig(vocab_size=hf["vocab_size"], hidden_size=hf["hidden_size"],
+                      intermediate_size=hf["intermediate_size"], num_hidden_layers=hf["num_hidden_layers"],
+                      num_attention_heads=heads, num_key_value_heads=hf.get("num_key_value_heads", heads),
+                      head_dim=hf.get("head_dim") or hf["hidden_size"] // heads,
+                      rms_norm_eps=hf.get("rms_norm_eps", 1e-6), rope_theta=hf.get("rope_theta", 10000.0),
+                      max_position_embeddings=hf["max_position_embeddings"],
+                      attention_bias=mt == "qwen2" or hf.get("attention_bias", False), bos_token_id=None,
+                      eos_token_id=eos[0] if isinstance(eos, list) else eos)
+    extra = {k: hf[k] for k in ("architectures", "model_type", "use_sliding_window", "sliding_window",
+                                "max_window_layers") if k in hf}
+    with no_default_init():
+        model = LlamaForCausalLM(cfg)
+    path = os.path.join(ck, "model.safetensors")
+    sd = load_safetensors(path)
+    missing, unexpected = model.load_state_dict({k: v.float() for k, v in sd.items()}, strict=False)
+    if set(missing) - {"lm_head.weight"} or unexpected:
+        raise SystemExit(f"{path}: missing {sorted(set(missing) - {'lm_head.weight'})}, unexpected {sorted(unexpected)}")
+    model.lm_head.weight = model.model.embed_tokens.weight  # load_state_dict keeps the tie; make it explicit
+    return model, extra, os.path.basename(os.path.normpath(ck))
+
+
 def file_sizes(folder: str) -> dict:
     out = {}
     for root, _, files in os.walk(folder):
@@ -163,6 +166,7 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--std", type=float, default=0.02, help="weight std (o/down proj: std/sqrt(2*layers))")
     ap.add_argument("--tokenizer", help="folder with tokenizer.json + tokenizer_config.json")
+    ap.add_argument("--from-checkpoint", help="Hugging Face checkpoint folder: its weights, shape and tokenizer")
     ap.add_argument("--no-q4", action="store_true", help="fp32 only")
     ap.add_argument("--q4-only", action="store_true", help="delete the fp32 model after quantizing")
     ap.add_argument("--accuracy-level", type=int, default=0, help="MatMulNBits accuracy_level of the q4 model")
@@ -171,20 +175,28 @@ def main():
     a = ap.parse_args()
 
     t_all = time.time()
-    tok_dir = a.tokenizer or default_tokenizer_dir()
-    tok_vocab, eos = tokenizer_info(tok_dir)
-    cfg, extra = build_config(a.shape, a.layers, tok_vocab, eos)
-    extra = dict(extra, _comment=f"random weights (seed {a.seed}, std {a.std}) with the shape {a.shape}: "
-                                 f"for benchmarks only; tokenizer from {os.path.relpath(tok_dir, REPO)}")
-    torch.manual_seed(a.seed)
     t0 = time.time()
-    with no_default_init():
-        model = LlamaForCausalLM(cfg)
-    model.init_weights(std=a.std, seed=a.seed)
+    if a.from_checkpoint:
+        tok_dir = a.from_checkpoint
+        tok_vocab, _ = tokenizer_info(tok_dir)
+        model, extra, a.shape = load_checkpoint(a.from_checkpoint)
+        cfg = model.cfg
+        extra = dict(extra, _comment=f"weights of the checkpoint {os.path.abspath(a.from_checkpoint)}: "
+                                     f"for benchmarks only")
+    else:
+        tok_dir = a.tokenizer or default_tokenizer_dir()
+        tok_vocab, eos = tokenizer_info(tok_dir)
+        cfg, extra = build_config(a.shape, a.layers, tok_vocab, eos)
+        extra = dict(extra, _comment=f"random weights (seed {a.seed}, std {a.std}) with the shape {a.shape}: "
+                                     f"for benchmarks only; tokenizer from {os.path.relpath(tok_dir, REPO)}")
+        torch.manual_seed(a.seed)
+        with no_default_init():
+            model = LlamaForCausalLM(cfg)
+        model.init_weights(std=a.std, seed=a.seed)
     model.eval()
     t_init = time.time() - t0
     print(f"{a.shape}: {model.num_params() / 1e6:.1f}M parameters, {cfg.num_hidden_layers} layers "
-          f"(init {t_init:.1f}s)", flush=True)
+          f"({'loaded' if a.from_checkpoint else 'init'} {t_init:.1f}s)", flush=True)
 
     onnx_dir = os.path.join(a.out, "onnx")
     os.makedirs(onnx_dir, exist_ok=True)
