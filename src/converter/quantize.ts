@@ -76,7 +76,8 @@ export function quantizeRows(w: Float32Array, rows: number, k: number, bits: Bit
         const out = (r * blocks + b) * blockBytes;
         for (let i = 0; i < blockSize; i++) {
           const v = i < n ? w[start + i] : 0;
-          codes[out + i] = Math.round(f32(v * id)) + 128;
+          const x = f32(v * id);
+          codes[out + i] = Math.sign(x) * Math.round(Math.abs(x)) + 128; // roundf: ties away from zero, as ggml
         }
       }
       scales[r * blocks + b] = f32(toHalfPrecision(d) * extra);

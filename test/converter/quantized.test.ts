@@ -30,6 +30,13 @@ describe('block quantization (ggml Q4_0 / Q8_0 codes)', () => {
     assert.ok(maxAbsDiff(dequantizeRows(q, 1, 32, 8, 32), w) <= q.scales[0] / 2 + 1e-7);
   });
 
+  test('Q8_0 rounds halves away from zero (C roundf), on both signs', () => {
+    // d = 127 / 127 = 1 (exact in fp16), so the codes are round(x) + 128
+    const w = Float32Array.from([127, -2.5, -0.5, 0.5, 2.5, -1.5, 1.5, ...new Array(25).fill(0)]);
+    const q = quantizeRows(w, 1, 32, 8, 32);
+    assert.deepEqual(Array.from(q.codes.subarray(0, 7), (c) => c - 128), [127, -3, -1, 1, 3, -2, 2]);
+  });
+
   test('a short last block is zero-padded, and the row scale multiplies scales only', () => {
     const w = Float32Array.from({ length: 40 }, (_, i) => i / 40 - 0.5);
     const a = quantizeRows(w, 1, 40, 4, 32);
