@@ -11,7 +11,7 @@ import { measureCopyBandwidth, measureReadBandwidth } from './bandwidth';
 import { onnxWeightBytesPerToken } from './onnxWeights';
 import { engineBench } from './engineBench';
 import { round } from './stats';
-import { vsTransformersJs } from './transformersJs';
+import { ensureHfExport, vsTransformersJs, type HfExport } from './transformersJs';
 import { typingReplay } from './typingReplay';
 import { vsLlamaCpp } from './llamaCpp';
 import { BENCH_CACHE, ensureQwenCheckpoint, qwenPath, type QwenPathResult } from './qwenPath';
@@ -81,14 +81,19 @@ async function main() {
     const text = fs.readFileSync(f, 'utf8');
     return [0.3, 0.6, 0.9].slice(0, quick ? 1 : 3).map((at) => text.slice(Math.max(0, Math.floor(text.length * at) - 1000), Math.floor(text.length * at)));
   });
-  // transformers.js runs only the Hugging Face / Optimum contract (past_key_values.*): a model folder shipped
-  // as the converter's lean graph (cache.* inputs) cannot be loaded there, and the comparison is left out.
+  // transformers.js runs only the Hugging Face / Optimum contract (past_key_values.*), not the converter's lean
+  // graph (cache.* inputs) that the default model ships as: it runs a standard export of the same weights (the
+  // folder's model.safetensors) in the shipped precision, made here once (ensureHfExport), while Ghostline runs
+  // the shipped folder.
   let vsDefault: Awaited<ReturnType<typeof vsTransformersJs>> | null = null;
   let vsDefault2: Awaited<ReturnType<typeof vsTransformersJs>> | null = null;
   let tjsDefaultError: string | null = null;
+  let tjsExport: HfExport | null = null;
   try {
-    vsDefault = await vsTransformersJs(model, onnx, { threads, rounds: quick ? 3 : 7, promptTokens: 256, newTokens: 32, codePrompts });
-    vsDefault2 = threads === 2 ? null : await vsTransformersJs(model, onnx, { threads: 2, rounds: quick ? 3 : 5, promptTokens: 256, newTokens: 32, codePrompts });
+    tjsExport = ensureHfExport(root, model, BENCH_CACHE, log);
+    const theirs = tjsExport ? { dir: tjsExport.dir, onnx: tjsExport.onnx } : undefined;
+    vsDefault = await vsTransformersJs(model, onnx, { threads, rounds: quick ? 3 : 7, promptTokens: 256, newTokens: 32, codePrompts, theirs });
+    vsDefault2 = threads === 2 ? null : await vsTransformersJs(model, onnx, { threads: 2, rounds: quick ? 3 : 5, promptTokens: 256, newTokens: 32, codePrompts, theirs });
   } catch (err) {
     tjsDefaultError = (err as Error).message.split('\n')[0];
     log(`transformers.js comparison (default model) skipped: ${tjsDefaultError}`);
@@ -215,7 +220,7 @@ async function main() {
     },
     event_loop: { p99_lag_ms: replay.event_loop_p99_lag_ms },
     memory: { worker_rss_mb: replay.worker_rss_mb, host_rss_mb: replay.host_rss_mb },
-    details: { engine, typing_default: replay, vs_transformersjs_default: vsDefault, vs_llamacpp_default: vsLlama, vs_llamacpp_default_other_threads: vsLlama1, vs_transformersjs_default_2_threads: vsDefault2, qwen05b: qwenResult, qwen05b_converted: qp },
+    details: { engine, typing_default: replay, vs_transformersjs_default: vsDefault, transformersjs_default_export: tjsExport, vs_llamacpp_default: vsLlama, vs_llamacpp_default_other_threads: vsLlama1, vs_transformersjs_default_2_threads: vsDefault2, qwen05b: qwenResult, qwen05b_converted: qp },
   };
   const out = path.join(root, 'bench', 'results', 'latest.json');
   fs.mkdirSync(path.dirname(out), { recursive: true });
