@@ -209,7 +209,7 @@ export async function downloadModelCommand(context: vscode.ExtensionContext, dep
         const sub = cancelToken.onCancellationRequested(() => ac.abort());
         try {
           const files = req!.files ?? (await filesFor(repo, revision, endpoint, token, ac.signal));
-          let reported = 0;
+          const report = percentReporter(progress);
           return await downloadModel({
             repo,
             revision,
@@ -219,12 +219,7 @@ export async function downloadModelCommand(context: vscode.ExtensionContext, dep
             storageDir: storageDir(context),
             signal: ac.signal,
             progressIntervalMs: 250,
-            onProgress: (p) => {
-              const pct = p.total ? Math.min(100, (100 * p.bytes) / p.total) : undefined;
-              const increment = pct !== undefined && pct > reported ? pct - reported : undefined;
-              if (pct !== undefined) reported = Math.max(reported, pct);
-              progress.report({ message: progressMessage(p), increment });
-            },
+            onProgress: (p) => report(p.total ? Math.min(100, (100 * p.bytes) / p.total) : undefined, progressMessage(p)),
           });
         } finally {
           sub.dispose();
@@ -330,7 +325,7 @@ async function checkpointCommand(context: vscode.ExtensionContext, deps: ModelCo
       async (progress, cancelToken) => {
         const ac = new AbortController();
         const sub = cancelToken.onCancellationRequested(() => ac.abort());
-        let reported = 0;
+        const report = percentReporter(progress);
         try {
           return await installCheckpoint({
             repo,
@@ -342,12 +337,7 @@ async function checkpointCommand(context: vscode.ExtensionContext, deps: ModelCo
             progressIntervalMs: 250,
             // A child process: the conversion must not block the extension host (progress, Cancel).
             convert: deps.convert ?? childProcessConverter(path.join(context.extensionPath, 'dist', 'cli.js')),
-            onProgress: (p) => {
-              const pct = checkpointPercent(p);
-              const increment = pct !== undefined && pct > reported ? pct - reported : undefined;
-              if (pct !== undefined) reported = Math.max(reported, pct);
-              progress.report({ message: checkpointMessage(p), increment });
-            },
+            onProgress: (p) => report(checkpointPercent(p), checkpointMessage(p)),
           });
         } finally {
           sub.dispose();
@@ -388,4 +378,14 @@ async function checkpointCommand(context: vscode.ExtensionContext, deps: ModelCo
     }
   }
   return res.dir;
+}
+
+/** Reports a percentage to a progress notification as increments (VS Code adds them up), never going back. */
+function percentReporter(progress: vscode.Progress<{ message?: string; increment?: number }>): (pct: number | undefined, message: string) => void {
+  let reported = 0;
+  return (pct, message) => {
+    const increment = pct !== undefined && pct > reported ? pct - reported : undefined;
+    if (pct !== undefined) reported = Math.max(reported, pct);
+    progress.report({ message, increment });
+  };
 }
