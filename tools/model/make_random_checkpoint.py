@@ -18,7 +18,7 @@ tools/model/llama.py's init_weights, so activations stay at a trained model's sc
 
 The folder is written under OUT.partial and renamed when complete.
 
-usage: /usr/bin/python3 tools/model/make_random_checkpoint.py --out DIR [--shape qwen2.5-coder-0.5b|smollm2-135m|tiny]
+usage: /usr/bin/python3 tools/model/make_random_checkpoint.py --out DIR [--shape qwen2.5-coder-0.5b|qwen2.5-coder-1.5b|smollm2-135m|tiny]
            [--layers N] [--seed S] [--std 0.02] [--tokenizer DIR]
 """
 from __future__ import annotations
@@ -45,6 +45,12 @@ SHAPES = {
                                 head_dim=64, rms_norm_eps=1e-6, rope_theta=1000000.0,
                                 max_position_embeddings=32768, attention_bias=True),
                            dict(QWEN2_EXTRA, max_window_layers=24)),
+    # https://huggingface.co/Qwen/Qwen2.5-Coder-1.5B config.json (the converter's memory check)
+    "qwen2.5-coder-1.5b": (dict(vocab_size=151936, hidden_size=1536, intermediate_size=8960,
+                                num_hidden_layers=28, num_attention_heads=12, num_key_value_heads=2,
+                                head_dim=128, rms_norm_eps=1e-6, rope_theta=1000000.0,
+                                max_position_embeddings=32768, attention_bias=True),
+                           dict(QWEN2_EXTRA, max_window_layers=28)),
     # https://huggingface.co/HuggingFaceTB/SmolLM2-135M config.json
     "smollm2-135m": (dict(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
                           num_attention_heads=9, num_key_value_heads=3, head_dim=64, rms_norm_eps=1e-5,
