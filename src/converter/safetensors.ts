@@ -31,6 +31,8 @@ export class SafetensorsFile {
     readonly file: string,
     private readonly fd: number,
     readonly tensors: Map<string, TensorInfo>,
+    /** Tensors of other dtypes (int buffers, fp8...): an error only if the model needs one of them. */
+    readonly unsupported: Map<string, string>,
   ) {}
 
   static open(file: string): SafetensorsFile {
@@ -41,7 +43,8 @@ export class SafetensorsFile {
       throw new ConvertError(file, `cannot be opened (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }
     try {
-      return new SafetensorsFile(file, fd, readHeader(file, fd));
+      const h = readHeader(file, fd);
+      return new SafetensorsFile(file, fd, h.tensors, h.unsupported);
     } catch (err) {
       fs.closeSync(fd);
       throw err;
@@ -79,6 +82,7 @@ export class Checkpoint {
     readonly dir: string,
     private readonly files: SafetensorsFile[],
     readonly tensors: Map<string, TensorInfo>,
+    private readonly unsupported: Map<string, string>,
   ) {}
 
   static open(dir: string): Checkpoint {
@@ -94,6 +98,7 @@ export class Checkpoint {
     }
     const files: SafetensorsFile[] = [];
     const tensors = new Map<string, TensorInfo>();
+    const unsupported = new Map<string, string>();
     try {
       for (const name of names) {
         const f = SafetensorsFile.open(path.join(dir, name));
@@ -102,12 +107,13 @@ export class Checkpoint {
           if (tensors.has(k)) throw new ConvertError(f.file, `tensor "${k}" also appears in ${tensors.get(k)!.file}`);
           tensors.set(k, t);
         }
+        f.unsupported.forEach((why, k) => unsupported.set(k, why));
       }
     } catch (err) {
       files.forEach((f) => f.close());
       throw err;
     }
-    return new Checkpoint(dir, files, tensors);
+    return new Checkpoint(dir, files, tensors, unsupported);
   }
 
   get(name: string): TensorInfo | undefined {
@@ -117,6 +123,8 @@ export class Checkpoint {
   /** The tensor, checked against the shape the architecture expects. */
   require(name: string, shape: number[]): TensorInfo {
     const t = this.tensors.get(name);
+    const why = this.unsupported.get(name);
+    if (why) throw new ConvertError(this.files.find((f) => f.unsupported.has(name))!.file, why);
     if (!t) throw new ConvertError(this.dir, `the checkpoint has no tensor "${name}"`);
     if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
       throw new ConvertError(t.file, `tensor "${name}" has shape [${t.shape}] but config.json implies [${shape}]`);
@@ -141,7 +149,7 @@ export function rowLength(shape: number[]): number {
   return shape.slice(1).reduce((a, b) => a * b, 1);
 }
 
-function readHeader(file: string, fd: number): Map<string, TensorInfo> {
+function readHeader(file: string, fd: number): { tensors: Map<string, TensorInfo>; unsupported: Map<string, string> } {
   const size = fs.fstatSync(fd).size;
   const bad = (detail: string) => new ConvertError(file, `is not a valid safetensors file: ${detail}`);
   if (size < 8) throw bad(`only ${size} bytes`);
@@ -160,13 +168,15 @@ function readHeader(file: string, fd: number): Map<string, TensorInfo> {
   if (!header || typeof header !== 'object' || Array.isArray(header)) throw bad('header is not a JSON object');
   const dataStart = 8 + headerLen;
   const tensors = new Map<string, TensorInfo>();
+  const unsupported = new Map<string, string>();
   for (const [name, v] of Object.entries(header as Record<string, unknown>)) {
     if (name === '__metadata__') continue;
     const e = v as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
     if (!e || typeof e !== 'object') throw bad(`entry "${name}" is not an object`);
     const dtype = e.dtype;
     if (typeof dtype !== 'string' || !(dtype in DTYPE_BYTES)) {
-      throw new ConvertError(file, `tensor "${name}" has dtype ${JSON.stringify(dtype)}; only F32, F16 and BF16 are converted`);
+      unsupported.set(name, `tensor "${name}" has dtype ${JSON.stringify(dtype)}; only F32, F16 and BF16 are converted`);
+      continue;
     }
     const shape = e.shape;
     if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) throw bad(`tensor "${name}" has shape ${JSON.stringify(shape)}`);
@@ -188,7 +198,7 @@ function readHeader(file: string, fd: number): Map<string, TensorInfo> {
     const [a, b] = [byOffset[i - 1], byOffset[i]];
     if (b.offset < a.offset + a.bytes) throw bad(`the data of tensors "${a.name}" and "${b.name}" overlap (their data_offsets lie)`);
   }
-  return tensors;
+  return { tensors, unsupported };
 }
 
 function shardNames(index: string, dir: string): string[] {

@@ -7,7 +7,8 @@ import { convertCheckpoint, PARTIAL_SUFFIX } from '../../src/converter/convert';
 import { ConvertError } from '../../src/converter/errors';
 import type { Quant } from '../../src/converter/types';
 import { ROOT } from '../helpers';
-import { CHECKPOINTS, tempDir } from './checkpointFixtures';
+import { Checkpoint } from '../../src/converter/safetensors';
+import { CHECKPOINTS, copyCheckpointMeta, f32Bytes, tempDir, writeSafetensors, type TensorSpec } from './checkpointFixtures';
 
 /**
  * Issue 12, "Bad input": every broken checkpoint is refused with an error that names the file (and the
@@ -562,4 +563,20 @@ describe('CLI', () => {
     assert.match(r.stderr, /nope: checkpoint folder not found/);
     assertNothingLeft(out);
   });
+});
+
+test('a tensor of another dtype that the model does not use (an int buffer) is ignored', async () => {
+  const dir = tempDir('extra-dtype');
+  const from = path.join(dir, 'ckpt');
+  fs.mkdirSync(from);
+  copyCheckpointMeta('llama-untied', from);
+  const ck = Checkpoint.open(path.join(CHECKPOINTS, 'llama-untied'));
+  const tensors: Record<string, TensorSpec> = {};
+  for (const t of ck.tensors.values()) tensors[t.name] = { dtype: 'F32', shape: t.shape, data: f32Bytes(Float32Array.from(ck.readAll(t))) };
+  ck.close();
+  tensors['model.rotary_emb.position_ids'] = { dtype: 'I64', shape: [4], data: new Uint8Array(32) };
+  writeSafetensors(path.join(from, 'model.safetensors'), tensors);
+  const r = await convertCheckpoint({ from, out: path.join(dir, 'out'), quant: 'fp32' });
+  assert.ok(fs.existsSync(r.onnxFile));
+  fs.rmSync(dir, { recursive: true, force: true });
 });

@@ -28,7 +28,7 @@ export function tempDir(prefix: string): string {
 }
 
 export interface TensorSpec {
-  dtype: 'F32' | 'F16' | 'BF16';
+  dtype: 'F32' | 'F16' | 'BF16' | 'I64';
   shape: number[];
   data: Uint8Array;
 }
