@@ -57,7 +57,7 @@ export async function convertCheckpoint(opts: ConvertOptions): Promise<ConvertRe
       doneBytes += bytes;
       opts.onProgress?.({ doneBytes: Math.min(doneBytes, totalBytes), totalBytes, tensor });
     };
-    writeLeanGraph(ck, arch, writer, { quant, blockSize, accuracyLevel, consumed });
+    await writeLeanGraph(ck, arch, writer, { quant, blockSize, accuracyLevel, consumed });
     for (const f of REQUIRED.concat(OPTIONAL)) {
       const src = path.join(from, f);
       if (fs.existsSync(src) && f !== 'config.json') fs.copyFileSync(src, path.join(work, f));

@@ -24,10 +24,12 @@ const MS = 'com.microsoft';
  * or (Skip)LayerNorm, grouped query heads folded into the rows of the score product (no KV expansion),
  * MatMulNBits weights (or fp32 MatMul), and logits of the last positions only.
  */
-export function writeLeanGraph(ck: Checkpoint, a: Architecture, w: OnnxWriter, o: GraphOptions): void {
-  const g = new Builder(ck, a, w, o);
-  g.build();
+export async function writeLeanGraph(ck: Checkpoint, a: Architecture, w: OnnxWriter, o: GraphOptions): Promise<void> {
+  await new Builder(ck, a, w, o).build();
 }
+
+/** Lets signals (Ctrl-C, SIGTERM) and progress messages through between layers: the work itself is synchronous. */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 class Builder {
   private readonly bits: Bits | null;
@@ -43,7 +45,7 @@ class Builder {
     this.rep = a.heads / a.kvHeads;
   }
 
-  build(): void {
+  async build(): Promise<void> {
     const { a, w } = this;
     const D = a.headDim;
     w.input(N.inputIds, DT.int64, ['batch', 'seq']);
@@ -66,6 +68,7 @@ class Builder {
     const splitSizes = w.op('Concat', [capDim, seqDim], { axis: 0 });
 
     const embed = this.embedding();
+    await yieldToEventLoop();
     let residual = embed.hidden;
     let pending: string | null = null;
     const newKv: string[] = [];
@@ -75,6 +78,7 @@ class Builder {
       const attn = this.attention(i, h, bias, splitSizes, newKv);
       const h2 = this.skipNorm(attn, residual, p + 'post_attention_layernorm', (r) => (residual = r));
       pending = this.mlp(i, h2);
+      await yieldToEventLoop();
     }
     const normed = this.skipNorm(pending!, residual, 'model.norm', () => undefined);
     // [batch, seq, kvh*D] tensors stacked on the batch axis: [2 * layers * batch, seq, kvh*D] (no Unsqueeze nodes)

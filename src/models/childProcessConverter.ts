@@ -5,9 +5,9 @@ import type { Converter } from './installCheckpoint';
 /**
  * The converter in a child process: `node <cli> convert --from --out --progress-json` (src/cli/convertCommand.ts).
  * The conversion is CPU work of seconds to minutes; in the extension host it would freeze the editor, the
- * progress notification and its Cancel button. Progress comes back as JSON lines on stdout; a cancel kills
- * the child (SIGKILL: its own SIGTERM handler would only run once the conversion is done), which leaves its
- * `<out>.converting` scratch folder to the caller (installCheckpoint converts inside a folder it removes).
+ * progress notification and its Cancel button. Progress comes back as JSON lines on stdout; a cancel sends
+ * SIGTERM (the converter stops at the next layer and removes its `<out>.converting` folder), then SIGKILL if
+ * it is still running 5 s later (installCheckpoint converts inside a scratch folder it removes anyway).
  * No `vscode` import.
  */
 
@@ -56,7 +56,10 @@ export function childProcessConverter(cliPath: string): Converter {
         }
       });
       child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-8000)));
-      const onAbort = () => child.kill('SIGKILL');
+      const onAbort = () => {
+        child.kill('SIGTERM');
+        setTimeout(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'), 5000).unref();
+      };
       o.signal?.addEventListener('abort', onAbort, { once: true });
       let settled = false;
       const settle = (err?: Error) => {
