@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { halfToFloat } from '../engine/half';
 import { ConvertError } from './errors';
 
 /**
@@ -225,15 +226,7 @@ let f16Table: Float32Array | null = null;
 
 /** float16 bits -> float32, by table (256 KB, built once). */
 function halfTable(): Float32Array {
-  if (f16Table) return f16Table;
-  const t = new Float32Array(65536);
-  for (let h = 0; h < 65536; h++) {
-    const s = h & 0x8000 ? -1 : 1;
-    const e = (h >> 10) & 0x1f;
-    const f = h & 0x3ff;
-    t[h] = e === 0 ? s * 2 ** -14 * (f / 1024) : e === 31 ? (f ? NaN : s * Infinity) : s * 2 ** (e - 15) * (1 + f / 1024);
-  }
-  return (f16Table = t);
+  return (f16Table ??= Float32Array.from({ length: 65536 }, (_, h) => halfToFloat(h)));
 }
 
 function toFloat32(raw: Uint8Array, dtype: SafeDtype, n: number): Float32Array {

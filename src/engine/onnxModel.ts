@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { ModelFolderError, errorMessage } from './errors';
+import { halfToFloat } from './half';
 import { readIoContract, type IoContract } from './ioContract';
 import { KvCache } from './kvCache';
 import { LeanKvCache, attentionBias } from './leanCache';
@@ -180,13 +181,4 @@ function lastRows(t: Tensor, batch: number, rowsOut: number, rows: number, vocab
     }
   }
   return out;
-}
-
-export function halfToFloat(h: number): number {
-  const s = h & 0x8000 ? -1 : 1;
-  const e = (h >> 10) & 0x1f;
-  const f = h & 0x3ff;
-  if (e === 0) return s * 2 ** -14 * (f / 1024);
-  if (e === 31) return f ? NaN : s * Infinity;
-  return s * 2 ** (e - 15) * (1 + f / 1024);
 }
