@@ -202,30 +202,20 @@ export async function downloadModelCommand(context: vscode.ExtensionContext, dep
   deps.log.info(`download ${repo}@${revision} from ${endpoint}${token ? ' (with token)' : ''}`);
   let result: DownloadResult;
   try {
-    result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Ghostline: downloading ${repo}`, cancellable: true },
-      async (progress, cancelToken) => {
-        const ac = new AbortController();
-        const sub = cancelToken.onCancellationRequested(() => ac.abort());
-        try {
-          const files = req!.files ?? (await filesFor(repo, revision, endpoint, token, ac.signal));
-          const report = percentReporter(progress);
-          return await downloadModel({
-            repo,
-            revision,
-            files,
-            endpoint,
-            token,
-            storageDir: storageDir(context),
-            signal: ac.signal,
-            progressIntervalMs: 250,
-            onProgress: (p) => report(p.total ? Math.min(100, (100 * p.bytes) / p.total) : undefined, progressMessage(p)),
-          });
-        } finally {
-          sub.dispose();
-        }
-      },
-    );
+    result = await cancellableProgress(`Ghostline: downloading ${repo}`, async (signal, report) => {
+      const files = req!.files ?? (await filesFor(repo, revision, endpoint, token, signal));
+      return await downloadModel({
+        repo,
+        revision,
+        files,
+        endpoint,
+        token,
+        storageDir: storageDir(context),
+        signal,
+        progressIntervalMs: 250,
+        onProgress: (p) => report(p.total ? Math.min(100, (100 * p.bytes) / p.total) : undefined, progressMessage(p)),
+      });
+    });
   } catch (e) {
     await reportError(deps, repo, revision, endpoint, e);
     return undefined;
@@ -320,30 +310,20 @@ async function checkpointCommand(context: vscode.ExtensionContext, deps: ModelCo
   deps.log.info(`download checkpoint ${repo}@${revision} from ${endpoint}${token ? ' (with token)' : ''}, then convert`);
   let res: InstallCheckpointResult;
   try {
-    res = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Ghostline: ${repo}`, cancellable: true },
-      async (progress, cancelToken) => {
-        const ac = new AbortController();
-        const sub = cancelToken.onCancellationRequested(() => ac.abort());
-        const report = percentReporter(progress);
-        try {
-          return await installCheckpoint({
-            repo,
-            revision,
-            endpoint,
-            token,
-            storageDir: storageDir(context),
-            signal: ac.signal,
-            progressIntervalMs: 250,
-            // A child process: the conversion must not block the extension host (progress, Cancel).
-            convert: deps.convert ?? childProcessConverter(path.join(context.extensionPath, 'dist', 'cli.js')),
-            onProgress: (p) => report(checkpointPercent(p), checkpointMessage(p)),
-          });
-        } finally {
-          sub.dispose();
-        }
-      },
-    );
+    res = await cancellableProgress(`Ghostline: ${repo}`, async (signal, report) => {
+      return await installCheckpoint({
+        repo,
+        revision,
+        endpoint,
+        token,
+        storageDir: storageDir(context),
+        signal,
+        progressIntervalMs: 250,
+        // A child process: the conversion must not block the extension host (progress, Cancel).
+        convert: deps.convert ?? childProcessConverter(path.join(context.extensionPath, 'dist', 'cli.js')),
+        onProgress: (p) => report(checkpointPercent(p), checkpointMessage(p)),
+      });
+    });
   } catch (e) {
     await reportError(deps, repo, revision, endpoint, e);
     return undefined;
@@ -378,6 +358,19 @@ async function checkpointCommand(context: vscode.ExtensionContext, deps: ModelCo
     }
   }
   return res.dir;
+}
+
+/** A cancellable progress notification: Cancel aborts `signal`; `report` takes percentages that never go back. */
+async function cancellableProgress<T>(title: string, work: (signal: AbortSignal, report: (pct: number | undefined, message: string) => void) => Promise<T>): Promise<T> {
+  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, async (progress, cancelToken) => {
+    const ac = new AbortController();
+    const sub = cancelToken.onCancellationRequested(() => ac.abort());
+    try {
+      return await work(ac.signal, percentReporter(progress));
+    } finally {
+      sub.dispose();
+    }
+  });
 }
 
 /** Reports a percentage to a progress notification as increments (VS Code adds them up), never going back. */
