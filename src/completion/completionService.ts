@@ -1,3 +1,4 @@
+import { promptText } from '../engine/prompt';
 import type { GenerationStats } from '../engine/types';
 import { CompletionCache } from './cache/completionCache';
 import { contextHash } from './cache/contextKey';
@@ -136,7 +137,7 @@ export class CompletionService {
     try {
       const [r, items] = await Promise.all([generation, job.promise]);
       if (r.finishReason !== 'cancelled') this.cache.set(hash, ctx.linePrefix, { items });
-      return { items, raw: r.text, source: 'model', stats: r.stats, prompt: built.prompt, cancelled: r.finishReason === 'cancelled' };
+      return { items, raw: r.text, source: 'model', stats: r.stats, prompt: promptText(built.prompt), cancelled: r.finishReason === 'cancelled' };
     } finally {
       job.finished = true;
       if (this.inflight === job) this.inflight = null;

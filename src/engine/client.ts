@@ -1,8 +1,10 @@
 import * as path from 'node:path';
+import { cancelledResult } from './cancelledResult';
 import type { DecodeOptions } from './decodeOptions';
 import type { EngineOptions } from './engine';
 import type { FromWorker, ToWorker, WorkerStats } from './protocol';
-import type { GenerateResult, ModelInfo } from './types';
+import type { Prompt } from './prompt';
+import type { GenerateResult, GenerationStats, ModelInfo } from './types';
 import { startWorker, type WorkerHost, type WorkerKind } from './workerHost';
 
 /** An error reported by the worker, keeping the name it had there (ModelFolderError, RequestError...). */
@@ -26,17 +28,17 @@ interface Pending {
 
 type Reply<T extends FromWorker['type']> = Extract<FromWorker, { type: T }>;
 
-function cancelledResult(): GenerateResult {
-  const stats = { promptTokens: 0, reusedTokens: 0, prefillTokens: 0, generatedTokens: 0, truncatedTokens: 0, prefillMs: 0, decodeMs: 0, totalMs: 0, draftTokens: 0, acceptedDraftTokens: 0 };
-  const seq = { text: '', finishReason: 'cancelled' as const, logprob: NaN, tokens: [] };
-  return { ...seq, sequences: [seq], stats };
-}
-
 export interface EngineClientOptions {
   /** Path of the bundled worker script; defaults to worker.js next to this file. */
   workerPath?: string;
   /** Child process (default, survives native crashes) or worker thread. */
   workerKind?: WorkerKind;
+  /**
+   * How long a cancelled request may go on before the worker is taken as stuck (a synchronous call that
+   * cannot see the cancel: a backtracking tokenizer regex, a runaway native call), killed and replaced.
+   * Default 1,500 ms; a healthy worker answers a cancel within one model step.
+   */
+  cancelGraceMs?: number;
 }
 
 /**
@@ -52,12 +54,16 @@ export class EngineClient {
   private loading: Promise<ModelInfo> | null = null;
   private readonly workerPath: string;
   private readonly workerKind: WorkerKind;
-  /** Called when the worker exits unexpectedly (for logs and the status bar). */
+  private readonly cancelGraceMs: number;
+  /** The slowest model step seen (a prefill chunk or a decode step): a cancel may wait for one. */
+  private slowestStepMs = 0;
+  /** Called when the worker exits unexpectedly or is replaced by the watchdog (for logs and the status bar). */
   onCrash?: (message: string) => void;
 
   constructor(opts: EngineClientOptions = {}) {
     this.workerPath = opts.workerPath ?? path.join(__dirname, 'worker.js');
     this.workerKind = opts.workerKind ?? 'process';
+    this.cancelGraceMs = opts.cancelGraceMs ?? 1500;
   }
 
   get modelInfo(): ModelInfo | null {
@@ -77,14 +83,19 @@ export class EngineClient {
     return p;
   }
 
-  async generate(prompt: string, options: Partial<DecodeOptions> = {}, hooks: ClientGenerateOptions = {}): Promise<GenerateResult> {
+  async generate(prompt: Prompt, options: Partial<DecodeOptions> = {}, hooks: ClientGenerateOptions = {}): Promise<GenerateResult> {
     await this.ensureModel();
     const { signal, onText } = hooks;
     // Cancelled before it was sent: no work at all.
     if (signal?.aborted) return cancelledResult();
     const msg: ToWorker = { type: 'generate', id: 0, prompt, options, stream: !!onText };
-    const reply = this.request<Reply<'done'>>(msg, onText, signal);
-    return (await reply).result;
+    try {
+      return (await this.request<Reply<'done'>>(msg, onText, signal)).result;
+    } catch (err) {
+      // The watchdog replaced a worker that ignored this request's cancel: for the caller it is cancelled.
+      if (signal?.aborted && err instanceof EngineError && err.name === 'WorkerStuck') return cancelledResult();
+      throw err;
+    }
   }
 
   async tokenize(text: string): Promise<number[]> {
@@ -147,6 +158,16 @@ export class EngineClient {
     this.onCrash?.(message);
   }
 
+  /** Kills a worker that did not answer a cancel in time; the next request starts a fresh one. */
+  private replaceStuck(w: WorkerHost): void {
+    if (this.worker !== w) return;
+    this.worker = null;
+    const message = `the inference worker did not stop within ${Math.round(this.watchdogMs)} ms of a cancel and was replaced`;
+    this.failAll(new EngineError(message, 'WorkerStuck'));
+    this.onCrash?.(message);
+    void w.kill();
+  }
+
   private failAll(err: Error): void {
     const all = [...this.pending.values()];
     this.pending.clear();
@@ -161,24 +182,44 @@ export class EngineClient {
       return;
     }
     this.pending.delete(msg.id);
+    if (msg.type === 'done') this.noteStepTime(msg.result.stats);
     if (msg.type === 'error') p.reject(new EngineError(msg.message, msg.name));
     else p.resolve(msg as never);
+  }
+
+  private noteStepTime(s: GenerationStats): void {
+    const chunk = this.loaded?.options.prefillChunk ?? 128;
+    const prefillStep = s.prefillTokens > 0 ? s.prefillMs / Math.ceil(s.prefillTokens / chunk) : 0;
+    const decodeStep = s.generatedTokens > 0 ? s.decodeMs / s.generatedTokens : 0;
+    this.slowestStepMs = Math.max(this.slowestStepMs, prefillStep, decodeStep);
+  }
+
+  /** A cancel waits for the step in progress: a large model's prefill chunk may take longer than the default. */
+  private get watchdogMs(): number {
+    return Math.max(this.cancelGraceMs, 3 * this.slowestStepMs);
   }
 
   private request<R extends FromWorker>(msg: ToWorker, onText?: (d: string) => void, signal?: AbortSignal): Promise<R> {
     if (!this.worker) this.worker = this.spawn();
     const worker = this.worker;
     const id = this.nextId++;
+    let watchdog: NodeJS.Timeout | undefined;
+    const cancel = () => {
+      worker.post({ type: 'cancel', id });
+      watchdog = setTimeout(() => {
+        if (this.pending.has(id)) this.replaceStuck(worker);
+      }, this.watchdogMs);
+      watchdog.unref();
+    };
     return new Promise<R>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: never) => void, reject, onText });
-      if (signal) {
-        const cancel = () => worker.post({ type: 'cancel', id });
-        if (signal.aborted) queueMicrotask(cancel);
-        else signal.addEventListener('abort', cancel, { once: true });
-      }
+      if (signal?.aborted) queueMicrotask(cancel);
+      else signal?.addEventListener('abort', cancel, { once: true });
       worker.setBusy(true);
       worker.post({ ...msg, id } as ToWorker);
     }).finally(() => {
+      clearTimeout(watchdog);
+      signal?.removeEventListener('abort', cancel);
       if (this.pending.size === 0) worker.setBusy(false);
     });
   }

@@ -1,4 +1,5 @@
 import { beamSearch } from './beamSearch';
+import { cancelledResult } from './cancelledResult';
 import { resolveDecodeOptions, type DecodeOptions } from './decodeOptions';
 import { RequestError } from './errors';
 import { commonPrefixLength } from './kvCache';
@@ -8,7 +9,9 @@ import { SamplerChain } from './samplers/chain';
 import { Prng } from './samplers/prng';
 import { sampleLoop } from './sampleLoop';
 import { TokenPrefixIndex, planHealing, restrictTo } from './tokenHealing';
+import { rotaryPositions } from './graphLimits';
 import { TextTokenizer } from './tokenizer';
+import { boundPrompt, promptProblem, promptText, type Prompt } from './prompt';
 import { ModelFolderError } from './errors';
 import type { GenerateResult, GenerationStats, ModelInfo, Sequence } from './types';
 
@@ -21,7 +24,15 @@ export interface GenerateHooks {
   signal?: AbortSignal;
   /** Streamed text of the first sequence, never half a character nor part of a stop string. */
   onText?: (delta: string) => void;
+  /** Called when the request's turn comes (requests queue up one at a time). */
+  onStart?: () => void;
 }
+
+/**
+ * Characters of prompt text kept per token of context before tokenizing. Code runs at 2.5-4.5 characters
+ * per token; 8 leaves room for long whitespace tokens while keeping a 10 MB prompt from costing seconds.
+ */
+const MAX_CHARS_PER_TOKEN = 8;
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -76,18 +87,17 @@ export class Engine {
     }
     const threads = opts.threads && opts.threads > 0 ? opts.threads : defaultThreads(onnxWeightBytes(folder.onnxPath));
     const model = await OnnxCausalLM.load(folder.onnxPath, folder.config, { threads });
-    if (tokenizer.vocabSize > model.contract.vocab) {
+    try {
+      checkFilesAgree(folder, tokenizer, model.contract.vocab);
+    } catch (err) {
       await model.release();
-      throw new ModelFolderError(
-        `${folder.dir}/tokenizer.json`,
-        `the tokenizer has ${tokenizer.vocabSize} tokens but the model's logits have only ${model.contract.vocab} columns`,
-      );
+      throw err;
     }
     return new Engine(folder, tokenizer, model, opts.prefillChunk ?? 128, threads);
   }
 
-  tokenize(text: string): number[] {
-    return this.tokenizer.encode(text);
+  tokenize(prompt: Prompt): number[] {
+    return this.tokenizer.encodePrompt(prompt);
   }
 
   /** Tokens currently held in the KV cache. */
@@ -100,14 +110,17 @@ export class Engine {
     this.cache = this.model.emptyCache();
   }
 
-  generate(prompt: string, options: Partial<DecodeOptions> = {}, hooks: GenerateHooks = {}): Promise<GenerateResult> {
-    const run = this.queue.then(() => this.run(prompt, options, hooks));
+  generate(prompt: Prompt, options: Partial<DecodeOptions> = {}, hooks: GenerateHooks = {}): Promise<GenerateResult> {
+    const run = this.queue.then(() => {
+      hooks.onStart?.();
+      return this.run(prompt, options, hooks);
+    });
     this.queue = run.catch(() => undefined);
     return run;
   }
 
   /** Prefills the prompt into the cache without generating (warm-up, speculative prefetch). */
-  async prefill(prompt: string, signal?: AbortSignal): Promise<GenerationStats> {
+  async prefill(prompt: Prompt, signal?: AbortSignal): Promise<GenerationStats> {
     const result = await this.generate(prompt, { maxNewTokens: 1 }, { signal });
     return result.stats;
   }
@@ -117,15 +130,26 @@ export class Engine {
     await this.model.release();
   }
 
-  private async run(prompt: string, options: Partial<DecodeOptions>, hooks: GenerateHooks): Promise<GenerateResult> {
+  private async run(input: Prompt, options: Partial<DecodeOptions>, hooks: GenerateHooks): Promise<GenerateResult> {
     const t0 = performance.now();
     const opts = resolveDecodeOptions(options);
-    if (typeof prompt !== 'string' || prompt.length === 0) throw new RequestError('prompt must be a non-empty string');
-    let tokens = this.tokenizer.encode(prompt);
-    if (tokens.length === 0) throw new RequestError('prompt encodes to no tokens');
+    const problem = promptProblem(input);
+    if (problem) throw new RequestError(problem);
+    if (hooks.signal?.aborted) return cancelledResult();
     const ctx = this.info.contextLength;
+    const notices: string[] = [];
+    // Tokenizing is synchronous and cannot be cancelled: never tokenize far more text than the context holds.
+    const bounded = boundPrompt(input, ctx * MAX_CHARS_PER_TOKEN);
+    if (bounded.droppedChars > 0) notices.push(`the prompt's first ${bounded.droppedChars} characters were dropped before tokenizing (the model's context is ${ctx} tokens)`);
+    const prompt = bounded.prompt;
+    let tokens = this.tokenizer.encodePrompt(prompt);
+    if (tokens.length === 0) throw new RequestError('prompt encodes to no tokens');
     // Keep room to generate: drop the oldest prompt tokens rather than fail.
-    opts.maxNewTokens = Math.min(opts.maxNewTokens, Math.max(1, Math.floor(ctx / 2)));
+    const cap = Math.max(1, Math.floor(ctx / 2));
+    if (opts.maxNewTokens > cap) {
+      notices.push(`max_new_tokens ${opts.maxNewTokens} was capped to ${cap}, half the model's context of ${ctx} tokens`);
+      opts.maxNewTokens = cap;
+    }
     // Dropped in steps of an eighth of the context: while a prompt grows keystroke by keystroke, its start
     // stays put and the KV cache stays reusable (a one-token shift would invalidate all of it).
     const overflow = tokens.length + opts.maxNewTokens - ctx;
@@ -134,7 +158,7 @@ export class Engine {
     if (truncated > 0) tokens = tokens.slice(truncated);
     const beams = opts.numBeams > 1 ? opts.numBeams : opts.temperature === 0 && opts.numReturnSequences > 1 ? opts.numReturnSequences : 1;
     // Token healing (sampling and greedy; beam search keeps the prompt as it is).
-    const healing = opts.tokenHealing && beams === 1 ? planHealing(prompt, tokens, this.tokenizer, (this.prefixIndex ??= new TokenPrefixIndex(this.tokenizer))) : null;
+    const healing = opts.tokenHealing && beams === 1 ? planHealing(promptText(prompt), tokens, this.tokenizer, (this.prefixIndex ??= new TokenPrefixIndex(this.tokenizer))) : null;
     if (healing) tokens = healing.tokens;
 
     const stats: GenerationStats = {
@@ -153,7 +177,7 @@ export class Engine {
     const finish = (sequences: Sequence[]): GenerateResult => {
       stats.totalMs = performance.now() - t0;
       stats.generatedTokens = sequences.reduce((s, q) => s + q.tokens.length, 0);
-      return { ...sequences[0], sequences, stats };
+      return { ...sequences[0], sequences, stats, ...(notices.length > 0 ? { notices } : {}) };
     };
 
     const firstLogits = await this.prefillTokens(tokens, stats, hooks.signal);
@@ -180,7 +204,7 @@ export class Engine {
         now,
         stepper: {
           step: async (next, parents) => {
-            const r = await this.model.forward(
+            const r = await this.forward(
               next.map((t) => [t]),
               beamCache.gather(parents),
             );
@@ -217,13 +241,13 @@ export class Engine {
             draftStats,
             stepper: {
               step: async (id) => {
-                const r = await this.model.forward([[id]], this.cache);
+                const r = await this.forward([[id]], this.cache);
                 this.cache = r.cache;
                 await yieldToEventLoop();
                 return r.logits;
               },
               stepMany: async (ids) => {
-                const r = await this.model.forward([ids], this.cache, ids.length);
+                const r = await this.forward([ids], this.cache, ids.length);
                 this.cache = r.cache;
                 await yieldToEventLoop();
                 return r.logits;
@@ -244,6 +268,15 @@ export class Engine {
     return finish(sequences);
   }
 
+  /** One model pass; logit columns past the tokenizer's vocabulary (padding) can never be picked. */
+  private async forward(...args: Parameters<OnnxCausalLM['forward']>): ReturnType<OnnxCausalLM['forward']> {
+    const r = await this.model.forward(...args);
+    const used = this.tokenizer.vocabSize;
+    const cols = this.model.contract.vocab;
+    if (used < cols) for (let row = 0; row < r.logits.length; row += cols) r.logits.fill(-Infinity, row + used, row + cols);
+    return r;
+  }
+
   /** Reuses the longest common token prefix of the cache, prefills the rest in chunks. Null when cancelled. */
   private async prefillTokens(tokens: number[], stats: GenerationStats, signal?: AbortSignal): Promise<Float32Array | null> {
     // At least one token is always run: its logits start the decode.
@@ -254,13 +287,45 @@ export class Engine {
     for (let at = reuse; at < tokens.length; at += this.prefillChunk) {
       if (signal?.aborted) return null;
       const chunk = tokens.slice(at, at + this.prefillChunk);
-      const r = await this.model.forward([chunk], this.cache);
+      const r = await this.forward([chunk], this.cache);
       this.cache = r.cache;
       stats.prefillTokens += chunk.length;
       logits = r.logits;
       await yieldToEventLoop();
     }
     return logits;
+  }
+}
+
+/**
+ * Unused logit columns a real export may have: vocabularies are padded to a multiple of 64-256 for speed
+ * (Qwen2.5: 151,665 tokens, 151,936 columns; Phi-2: 905 more). Far more means the tokenizer belongs to
+ * another model, and its ids would not mean what the model learned.
+ */
+function maxPadding(columns: number): number {
+  return Math.max(1024, Math.floor(columns * 0.05));
+}
+
+/** The tokenizer, config.json and the graph must describe the same model: a clear error at load, not garbage later. */
+function checkFilesAgree(folder: ModelFolder, tokenizer: TextTokenizer, columns: number): void {
+  const tokFile = `${folder.dir}/tokenizer.json`;
+  if (tokenizer.vocabSize > columns) {
+    throw new ModelFolderError(tokFile, `the tokenizer has ${tokenizer.vocabSize} tokens but the model's logits have only ${columns} columns`);
+  }
+  if (columns - tokenizer.vocabSize > maxPadding(columns)) {
+    throw new ModelFolderError(tokFile, `the tokenizer has ${tokenizer.vocabSize} tokens but the model's logits have ${columns} columns: they belong to different models`);
+  }
+  const declared = folder.config.vocab_size;
+  if (typeof declared === 'number' && declared !== columns) {
+    throw new ModelFolderError(`${folder.dir}/config.json`, `vocab_size is ${declared} but the ONNX graph's logits have ${columns} columns`);
+  }
+  const positions = rotaryPositions(folder.onnxPath);
+  const ctx = contextLength(folder.config);
+  if (positions !== null && ctx > positions) {
+    throw new ModelFolderError(
+      `${folder.dir}/config.json`,
+      `max_position_embeddings (${ctx}) is larger than the ${positions} positions the ONNX graph's rotary tables hold; set it to ${positions} or convert the model again`,
+    );
   }
 }
 

@@ -1,5 +1,6 @@
 import type { DecodeOptions } from './decodeOptions';
 import type { EngineOptions } from './engine';
+import type { Prompt } from './prompt';
 import type { GenerateResult, ModelInfo } from './types';
 
 export interface WorkerStats {
@@ -12,7 +13,7 @@ export interface WorkerStats {
 /** Messages from the client (extension host / CLI thread) to the inference worker. */
 export type ToWorker =
   | { type: 'load'; id: number; modelDir: string; options: EngineOptions }
-  | { type: 'generate'; id: number; prompt: string; options: Partial<DecodeOptions>; stream: boolean }
+  | { type: 'generate'; id: number; prompt: Prompt; options: Partial<DecodeOptions>; stream: boolean }
   | { type: 'tokenize'; id: number; text: string }
   | { type: 'cancel'; id: number }
   | { type: 'reset'; id: number }

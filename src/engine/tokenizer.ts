@@ -1,4 +1,6 @@
 import { Tokenizer } from '@huggingface/tokenizers';
+import { RequestError } from './errors';
+import type { Prompt } from './prompt';
 
 /** The model's tokenizer (`@huggingface/tokenizers`, no hand-written code), plus what the engine needs to know of it. */
 export class TextTokenizer {
@@ -15,7 +17,17 @@ export class TextTokenizer {
   /** Highest id + 1 (base vocabulary and added tokens). */
   readonly vocabSize: number;
 
-  constructor(tokenizerJson: object, tokenizerConfig: object) {
+  /** Ids of every added token: literal text must never encode to one. */
+  private readonly addedIds: ReadonlySet<number>;
+  /** The same tokenizer without added tokens, built the first time document text contains one. */
+  private literal: Tokenizer | null = null;
+  /** What the post-processor puts around a text (a BOS for DeepSeek-Coder; nothing for most code models). */
+  private readonly around: { before: number[]; after: number[] };
+
+  constructor(
+    private readonly tokenizerJson: object,
+    private readonly tokenizerConfig: object,
+  ) {
     this.tok = new Tokenizer(tokenizerJson, tokenizerConfig);
     const special = new Map<string, number>();
     const added = new Map<string, number>();
@@ -29,6 +41,8 @@ export class TextTokenizer {
     let max = -1;
     for (const id of this.tok.get_vocab(true).values()) if (id > max) max = id;
     this.vocabSize = max + 1;
+    this.addedIds = new Set(added.values());
+    this.around = postProcessorTokens(this.tok);
   }
 
   /**
@@ -40,6 +54,36 @@ export class TextTokenizer {
     return this.tok.encode(text, { add_special_tokens: true }).ids;
   }
 
+  /** Encodes document text literally: special-token strings in it stay text. No BOS/EOS. */
+  encodeLiteral(text: string): number[] {
+    if (text.length === 0) return [];
+    const ids = this.tok.encode(text, { add_special_tokens: false }).ids;
+    if (!ids.some((id) => this.addedIds.has(id))) return ids;
+    // Rare (ML code, tokenizer sources): re-encode with a tokenizer that has no added tokens to match.
+    this.literal ??= new Tokenizer({ ...this.tokenizerJson, added_tokens: [] }, this.tokenizerConfig);
+    return this.literal.encode(text, { add_special_tokens: false }).ids;
+  }
+
+  /**
+   * A raw string is encoded as `encode` does; parts get the post-processor's tokens around them, `{text}`
+   * literally and `{special}` as that one token (an unknown one is a RequestError).
+   */
+  encodePrompt(prompt: Prompt): number[] {
+    if (typeof prompt === 'string') return this.encode(prompt);
+    const out = [...this.around.before];
+    for (const part of prompt) {
+      if ('text' in part) {
+        for (const id of this.encodeLiteral(part.text)) out.push(id);
+        continue;
+      }
+      const id = this.addedTokens.get(part.special);
+      if (id === undefined) throw new RequestError(`the prompt names a special token the model does not have: ${JSON.stringify(part.special)}`);
+      out.push(id);
+    }
+    out.push(...this.around.after);
+    return out;
+  }
+
   decode(ids: ArrayLike<number>): string {
     if (ids.length === 0) return '';
     return this.tok.decode(Array.from(ids), { skip_special_tokens: false, clean_up_tokenization_spaces: false });
@@ -48,4 +92,14 @@ export class TextTokenizer {
   tokenId(token: string): number | undefined {
     return this.tok.token_to_id(token);
   }
+}
+
+/** Tokens the post-processor adds before and after a text, found by encoding one probe character both ways. */
+function postProcessorTokens(tok: Tokenizer): { before: number[]; after: number[] } {
+  const full = tok.encode('a', { add_special_tokens: true }).ids;
+  const bare = tok.encode('a', { add_special_tokens: false }).ids;
+  for (let i = 0; i + bare.length <= full.length; i++) {
+    if (bare.every((id, j) => full[i + j] === id)) return { before: full.slice(0, i), after: full.slice(i + bare.length) };
+  }
+  return { before: [], after: [] };
 }

@@ -32,11 +32,8 @@ export interface GenerateResult extends Sequence {
   /** All returned sequences, best first (one unless numReturnSequences > 1). */
   sequences: Sequence[];
   stats: GenerationStats;
-}
-
-export interface GenerateRequest {
-  prompt: string;
-  options?: Partial<DecodeOptions>;
+  /** What the engine changed about the request (a capped max_new_tokens, a prompt cut to the context). */
+  notices?: string[];
 }
 
 export interface ModelInfo {

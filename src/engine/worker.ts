@@ -3,6 +3,7 @@
 // worker thread; the messages are the same.
 import { parentPort } from 'node:worker_threads';
 import { Engine } from './engine';
+import { cancelledResult } from './cancelledResult';
 import { errorMessage } from './errors';
 import type { FromWorker, ToWorker } from './protocol';
 
@@ -23,7 +24,8 @@ function connect(): Port {
 const port = connect();
 
 let engine: Engine | null = null;
-const running = new Map<number, AbortController>();
+/** Generations received and not answered; `started` once the engine runs them (they queue one at a time). */
+const running = new Map<number, { ac: AbortController; started: boolean }>();
 const send = (msg: FromWorker) => port.postMessage(msg);
 const fail = (id: number, err: unknown) =>
   send({ type: 'error', id, message: errorMessage(err), name: err instanceof Error ? err.name : 'Error' });
@@ -44,9 +46,15 @@ port.on('message', (msg: ToWorker) => {
         fail(msg.id, err);
       }
       return;
-    case 'cancel':
-      running.get(msg.id)?.abort();
+    case 'cancel': {
+      const job = running.get(msg.id);
+      if (!job) return;
+      job.ac.abort();
+      // One still queued behind another is answered now, so its cancel never waits for the running one
+      // (the client's watchdog would take that wait for a stuck worker). Its late answer is ignored.
+      if (!job.started) send({ type: 'done', id: msg.id, result: cancelledResult() });
       return;
+    }
     case 'reset':
       engine?.resetCache();
       send({ type: 'ok', id: msg.id });
@@ -60,7 +68,7 @@ port.on('message', (msg: ToWorker) => {
       return;
     case 'shutdown':
       // Between steps, never inside session.run: terminating a thread mid-run aborts the whole process.
-      for (const ac of running.values()) ac.abort();
+      for (const job of running.values()) job.ac.abort();
       void (engine?.dispose() ?? Promise.resolve()).finally(() => {
         send({ type: 'ok', id: msg.id });
         if (parentPort) parentPort.close();
@@ -84,11 +92,12 @@ async function load(id: number, dir: string, options: Parameters<typeof Engine.l
 
 async function generate(msg: Extract<ToWorker, { type: 'generate' }>) {
   if (!engine) return fail(msg.id, new Error('no model loaded'));
-  const ac = new AbortController();
-  running.set(msg.id, ac);
+  const job = { ac: new AbortController(), started: false };
+  running.set(msg.id, job);
   try {
     const result = await engine.generate(msg.prompt, msg.options, {
-      signal: ac.signal,
+      signal: job.ac.signal,
+      onStart: () => (job.started = true),
       onText: msg.stream ? (text) => send({ type: 'partial', id: msg.id, text }) : undefined,
     });
     send({ type: 'done', id: msg.id, result });

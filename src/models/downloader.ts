@@ -8,9 +8,13 @@ import {
   header,
   hubRequest,
   HubError,
+  isHubError,
   isTransient,
   networkError,
+  parseContentRange,
+  parseSize,
   repoIdProblem,
+  repoPathProblem,
   resolveEndpoint,
   resolveUrl,
   statusError,
@@ -21,7 +25,8 @@ import { modelFolderName, type ModelFile } from './recommended';
 
 /**
  * Downloads a model's files from the hub into `<storageDir>/models/<owner>--<name>/`:
- * HEAD for size and sha256 first, a free-space check, then each file into `<file>.part`, resumed with a
+ * every repo path checked first (no request for a path that could leave the folder), HEAD for size and
+ * sha256, a free-space check, then each file into `<file>.part` (never through a symlink), resumed with a
  * Range request after a dropped connection (a few retries with backoff), checked (size, and sha256 for
  * LFS files) and renamed when whole. While files are missing the folder holds an `.incomplete` marker;
  * at the end a `ghostline-model.json` manifest records the repo, revision, commit and checksums.
@@ -29,6 +34,7 @@ import { modelFolderName, type ModelFile } from './recommended';
 
 export const INCOMPLETE_MARKER = '.incomplete';
 export const MANIFEST = 'ghostline-model.json';
+const DEFAULT_RESERVE = 32 * 1024 * 1024;
 
 export interface DownloadProgress {
   phase: 'metadata' | 'download' | 'verify' | 'done';
@@ -70,6 +76,12 @@ export interface DownloadModelOptions extends HubOptions {
   statfs?: (dir: string) => Promise<StatFsLike>;
   /** Minimum interval between progress callbacks in ms (default 100). */
   progressIntervalMs?: number;
+  /** Cap for a file whose size no header gives (default 64 GiB): a longer body is stopped and removed. */
+  maxUnsizedBytes?: number;
+  /** While such a file streams, free space is checked every this many bytes (default 64 MiB). */
+  spaceCheckBytes?: number;
+  /** Notes worth a log line (a file already present that failed its SHA-256 and is fetched again). */
+  log?: (message: string) => void;
 }
 
 export interface DownloadedFile {
@@ -102,17 +114,64 @@ export function modelDir(storageDir: string, repo: string): string {
   return path.join(storageDir, 'models', modelFolderName(repo));
 }
 
+function unsafePath(file: string, problem: string): HubError {
+  return new HubError('not_found', `Refusing the file path ${JSON.stringify(file)}: ${problem}.`, { file, code: 'UnsafePath' });
+}
+
+/** `dir/file` for a path repoPathProblem accepted; the resolved check is a second guard. */
 function safeJoin(dir: string, file: string): string {
   const p = path.resolve(dir, file);
-  if (p !== dir && !p.startsWith(dir + path.sep)) throw new HubError('http', `Refusing a file path outside the model folder: ${file}`, { file });
+  if (!p.startsWith(dir + path.sep)) throw unsafePath(file, 'it resolves outside the model folder or to the folder itself');
   return p;
 }
 
-function sizeOf(p: string): number | undefined {
+/** Size of the regular file at `p`; undefined for nothing, or a symlink (not followed) or other non-file. */
+function fileSize(p: string): number | undefined {
   try {
-    return fs.statSync(p).size;
+    const st = fs.lstatSync(p);
+    return st.isFile() ? st.size : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * What is at `p` when it is a `want` (undefined when nothing is). A symlink or special file there is removed,
+ * never followed: a hostile workspace or an earlier process could point it at ~/.bashrc. A file where a
+ * folder belongs (or the reverse) is refused rather than deleted.
+ */
+function ensureKind(p: string, want: 'file' | 'folder', file: string): fs.Stats | undefined {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(p);
+  } catch {
+    return undefined;
+  }
+  if (want === 'file' ? st.isFile() : st.isDirectory()) return st;
+  if (st.isFile() || st.isDirectory()) {
+    throw new HubError('disk', `${file}: ${p} is a ${st.isFile() ? 'file' : 'folder'} where a ${want} belongs; move it away and try again.`, { file });
+  }
+  fs.unlinkSync(p);
+  return undefined;
+}
+
+/** Creates the folders of `file` under `dir`, replacing a symlink planted in place of one. */
+function mkdirsInside(dir: string, file: string): void {
+  let d = dir;
+  for (const seg of file.split('/').slice(0, -1)) {
+    d = path.join(d, seg);
+    if (!ensureKind(d, 'folder', file)) fs.mkdirSync(d);
+  }
+}
+
+/** Opens `part` for writing without following a symlink (O_NOFOLLOW where the platform has it). */
+function openPart(part: string, append: boolean, file: string): number {
+  const k = fs.constants;
+  try {
+    return fs.openSync(part, k.O_WRONLY | k.O_CREAT | (append ? k.O_APPEND : k.O_TRUNC) | (k.O_NOFOLLOW ?? 0), 0o644);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP') throw new HubError('disk', `${file}: ${part} is a symlink; refusing to write through it.`, { file });
+    throw e;
   }
 }
 
@@ -153,14 +212,22 @@ export async function freeBytes(dir: string, statfs: (d: string) => Promise<Stat
   }
 }
 
+interface BodyLimits {
+  /** Most bytes this body may have; one more stops it with `tooLong()`. */
+  max: number;
+  tooLong: () => HubError;
+  /** Async check every `every` bytes (free space); an error it returns stops the body. */
+  space?: { every: number; check: () => Promise<HubError | undefined> };
+}
+
 /**
- * Streams a response body into `part` (appending or not) and resolves with the byte count. Unlike
- * `pipeline`, a body that breaks off (or a cancel) still flushes every byte received to disk before the
- * promise rejects, so a resume starts exactly where the data stopped.
+ * Streams a response body into the open `fd` and resolves with the byte count. Unlike `pipeline`, a body
+ * that breaks off (or a cancel) still flushes every byte received to disk before the promise rejects, so a
+ * resume starts exactly where the data stopped.
  */
-function writeBody(res: IncomingMessage, part: string, append: boolean, onBytes: (n: number) => void, signal?: AbortSignal): Promise<number> {
+function writeBody(res: IncomingMessage, fd: number, part: string, limits: BodyLimits, onBytes: (n: number) => void, signal?: AbortSignal): Promise<number> {
   return new Promise((resolve, reject) => {
-    const ws = fs.createWriteStream(part, { flags: append ? 'a' : 'w' });
+    const ws = fs.createWriteStream(part, { fd });
     let got = 0;
     let failure: unknown;
     let ended = false;
@@ -172,19 +239,26 @@ function writeBody(res: IncomingMessage, part: string, append: boolean, onBytes:
       res.removeListener('data', onData);
       ws.end();
     };
+    const fail = (e: unknown) => {
+      finish(e);
+      res.destroy();
+    };
     const onData = (chunk: Buffer) => {
+      const before = got;
       got += chunk.length;
+      if (got > limits.max) return fail(limits.tooLong()); // never write past what the file may have
       // Backpressure only when far behind: a paused body that breaks off loses what it had buffered.
       if (!ws.write(chunk) && ws.writableLength > 64 << 20 && !res.isPaused()) {
         res.pause();
         ws.once('drain', () => res.resume());
       }
       onBytes(got);
+      const s = limits.space;
+      if (s && Math.floor(got / s.every) > Math.floor(before / s.every)) {
+        s.check().then((e) => e && fail(e), () => undefined);
+      }
     };
-    const onAbort = () => {
-      finish(new HubError('cancelled', 'Download cancelled'));
-      res.destroy();
-    };
+    const onAbort = () => fail(new HubError('cancelled', 'Download cancelled'));
     if (signal?.aborted) return onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
     res.on('data', onData);
@@ -256,10 +330,9 @@ async function fetchFile(c: FetchContext): Promise<{ size: number; sha256?: stri
   const part = `${c.dest}.part`;
   const retries = opts.retries ?? 4;
   const baseDelay = opts.retryDelayMs ?? 500;
-  fs.mkdirSync(path.dirname(c.dest), { recursive: true });
   let failures = 0;
   for (;;) {
-    let start = sizeOf(part) ?? 0;
+    let start = ensureKind(part, 'file', c.file)?.size ?? 0;
     if (meta.size !== undefined && start > meta.size) {
       fs.rmSync(part, { force: true });
       start = 0;
@@ -297,9 +370,10 @@ async function fetchFile(c: FetchContext): Promise<{ size: number; sha256?: stri
         });
       }
       let append = false;
+      let range: ReturnType<typeof parseContentRange>;
       if (r.status === 206) {
-        const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(header(r.headers, 'content-range') ?? '');
-        if (!m || Number(m[1]) !== start) {
+        range = parseContentRange(header(r.headers, 'content-range'));
+        if (!range || range.start !== start) {
           // A range we did not ask for: drop the part and fetch the whole file.
           r.body.resume();
           fs.rmSync(part, { force: true });
@@ -313,10 +387,46 @@ async function fetchFile(c: FetchContext): Promise<{ size: number; sha256?: stri
         throw new HubError('http', `${c.file}: unexpected HTTP ${r.status} from ${new URL(r.url).host}`, { status: r.status, url: r.url, file: c.file });
       }
       const base = append ? start : 0;
-      const cl = header(r.headers, 'content-length');
-      const expectBody = cl !== undefined ? Number(cl) : undefined;
+      const expectBody = parseSize(header(r.headers, 'content-length'));
+      // The size the file must not pass: the hub's, else this response's, else the cap for unsized files.
+      const declared = meta.size ?? range?.total ?? (expectBody !== undefined ? base + expectBody : undefined);
+      const max = declared ?? opts.maxUnsizedBytes ?? 64 * 1024 ** 3;
+      const every = opts.spaceCheckBytes ?? 64 * 1024 * 1024;
+      const reserve = opts.reserveBytes ?? DEFAULT_RESERVE;
+      const details = { file: c.file, repo: c.repo, url: r.url, code: 'BodyTooLong' };
+      const limits: BodyLimits = {
+        max: max - base,
+        tooLong: () =>
+          declared !== undefined
+            ? new HubError('checksum', `${c.file}: the server sent more than the ${declared} bytes it announced; the download was stopped and removed. Try again.`, details)
+            : new HubError('disk', `${c.file}: the server gives no size and sent more than ${fmt(max)}, the limit for such a file; the download was stopped and removed.`, details),
+        // No size from the hub, so no free-space check up front: check as it grows, and stop while the
+        // reserve still holds the next stretch. The part is kept for a resume.
+        space:
+          meta.size === undefined
+            ? {
+                every,
+                check: async () => {
+                  const free = await freeBytes(path.dirname(c.dest), opts.statfs);
+                  if (free === undefined || free - reserve >= every) return undefined;
+                  return new HubError(
+                    'disk',
+                    `${c.file}: the disk is running out of space (${fmt(free)} free, ${fmt(reserve)} kept spare) while downloading a file of unknown size. Free some space and run the download again to resume.`,
+                    { file: c.file, repo: c.repo, code: 'DiskLow' },
+                  );
+                },
+              }
+            : undefined,
+      };
       c.onFileBytes(base, !append);
-      const got = await writeBody(r.body, part, append, (n) => ((wrote = n), c.onFileBytes(base + n)), opts.signal);
+      let fd: number;
+      try {
+        fd = openPart(part, append, c.file);
+      } catch (e) {
+        r.body.destroy();
+        throw e;
+      }
+      const got = await writeBody(r.body, fd, part, limits, (n) => ((wrote = n), c.onFileBytes(base + n)), opts.signal);
       if (expectBody !== undefined && got < expectBody) {
         const e = new Error(`connection closed after ${got} of ${expectBody} bytes`) as NodeJS.ErrnoException;
         e.code = 'GHOSTLINE_SHORT_BODY';
@@ -324,6 +434,7 @@ async function fetchFile(c: FetchContext): Promise<{ size: number; sha256?: stri
       }
       break;
     } catch (e) {
+      if (isHubError(e) && e.details.code === 'BodyTooLong') fs.rmSync(part, { force: true }); // not the file: no resume
       if (opts.signal?.aborted) throw new HubError('cancelled', `Download of ${c.repo} cancelled; it resumes where it stopped next time.`, { repo: c.repo, file: c.file });
       const err = networkError(e, c.url, opts.signal);
       // A connection that drops after making progress does not use up the retries.
@@ -342,7 +453,7 @@ async function fetchFile(c: FetchContext): Promise<{ size: number; sha256?: stri
     }
   }
   // Whole: check the size, then the sha256 of LFS files.
-  const size = sizeOf(part) ?? 0;
+  const size = fileSize(part) ?? 0;
   if (meta.size !== undefined && size !== meta.size) {
     fs.rmSync(part, { force: true });
     throw new HubError('checksum', `${c.file}: received ${size} bytes, the hub announced ${meta.size}. The file was removed; try again.`, { file: c.file, repo: c.repo });
@@ -396,6 +507,11 @@ export async function downloadModel(opts: DownloadModelOptions): Promise<Downloa
   };
   const cancelled = () => new HubError('cancelled', `Download of ${opts.repo} cancelled; it resumes where it stopped next time.`, { repo: opts.repo });
   if (opts.signal?.aborted) throw cancelled();
+  // Every path before any request: the hub would normalise `a/../x` and answer for another file.
+  for (const f of files) {
+    const problem = repoPathProblem(f.path);
+    if (problem) throw unsafePath(f.path, problem);
+  }
 
   // 1. Metadata of every file (sizes, checksums) before writing anything.
   emit('metadata', true);
@@ -425,11 +541,11 @@ export async function downloadModel(opts: DownloadModelOptions): Promise<Downloa
   for (const { f, meta } of wanted) {
     const dest = safeJoin(dir, f.path);
     if (meta.size === undefined) continue;
-    if (sizeOf(dest) === meta.size) continue;
-    needed += Math.max(0, meta.size - (sizeOf(`${dest}.part`) ?? 0));
+    if (fileSize(dest) === meta.size) continue;
+    needed += Math.max(0, meta.size - (fileSize(`${dest}.part`) ?? 0));
   }
   const free = await freeBytes(dir, opts.statfs);
-  const reserve = opts.reserveBytes ?? 32 * 1024 * 1024;
+  const reserve = opts.reserveBytes ?? DEFAULT_RESERVE;
   if (free !== undefined && needed + reserve > free) {
     throw new HubError(
       'disk',
@@ -447,13 +563,26 @@ export async function downloadModel(opts: DownloadModelOptions): Promise<Downloa
     fileIndex = out.length;
     currentFile = f.path;
     const dest = safeJoin(dir, f.path);
-    const existing = sizeOf(dest);
+    mkdirsInside(dir, f.path);
+    const existing = ensureKind(dest, 'file', f.path)?.size;
     if (existing !== undefined && (meta.size === undefined || existing === meta.size)) {
-      out.push({ path: f.path, size: existing, sha256: meta.sha256, skipped: true });
-      doneBefore += existing;
-      meter.reset(doneBefore);
-      emit('download', true);
-      continue;
+      // The right size is not the right file: with a sha256 to compare, the manifest records only what is there.
+      let same = true;
+      if (meta.sha256) {
+        emit('verify', true);
+        const sum = await sha256File(dest, opts.signal).catch((e) => {
+          throw opts.signal?.aborted ? cancelled() : e;
+        });
+        same = sum === meta.sha256;
+        if (!same) opts.log?.(`${f.path}: the file already present does not match its SHA-256 (${sum}, expected ${meta.sha256}); downloading it again.`);
+      }
+      if (same) {
+        out.push({ path: f.path, size: existing, sha256: meta.sha256, skipped: true });
+        doneBefore += existing;
+        meter.reset(doneBefore);
+        emit('download', true);
+        continue;
+      }
     }
     if (existing !== undefined) fs.rmSync(dest, { force: true }); // a different version: replace it
     current = 0;

@@ -71,6 +71,49 @@ export function repoIdProblem(id: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Why `p` is not a plain relative file path inside a repo, or undefined when it is. Checked before any request
+ * (the hub normalises `a/../x` itself) and before joining it to a local folder: no absolute path or drive letter,
+ * no backslash or control character, and no empty, "." or ".." segment, so it can never leave the folder or
+ * name the folder itself. Dot-and-space-only segments ("...", ". ") are refused too: Windows strips trailing
+ * dots and spaces, which would turn them into "." or "..".
+ */
+export function repoPathProblem(p: string): string | undefined {
+  if (typeof p !== 'string') return 'it is not a string';
+  if (p.length === 0) return 'it is empty';
+  if (p.includes('\\')) return 'it contains a backslash';
+  if (p.includes('\0')) return 'it contains a NUL byte';
+  if (/[\x01-\x1f\x7f-\x9f]/.test(p)) return 'it contains a control character';
+  if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) return 'it is an absolute path';
+  const segs = p.split('/');
+  const dotty = segs.filter((s) => /^[.\s]*$/.test(s)); // "", ".", "..", "...", ". "
+  if (dotty.some((s) => s.includes('..'))) return 'it has a ".." segment, which leaves the repo folder (or comes back to it)';
+  if (dotty.length === segs.length) return 'it names the repo folder itself, not a file';
+  if (dotty.length > 0) return 'it has an empty or "." segment';
+  return undefined;
+}
+
+/** A byte count from a header (Content-Length, X-Linked-Size): plain decimal digits only, else undefined. */
+export function parseSize(v: string | undefined): number | undefined {
+  if (typeof v !== 'string') return undefined;
+  const t = v.trim();
+  if (!/^\d{1,16}$/.test(t)) return undefined;
+  const n = Number(t);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** `Content-Range: bytes start-end/total` (total may be `*`), consistent, else undefined. */
+export function parseContentRange(v: string | undefined): { start: number; end: number; total?: number } | undefined {
+  const m = typeof v === 'string' ? /^bytes (\d{1,16})-(\d{1,16})\/(\d{1,16}|\*)$/.exec(v.trim()) : null;
+  if (!m) return undefined;
+  const start = Number(m[1]);
+  const end = Number(m[2]);
+  const total = m[3] === '*' ? undefined : Number(m[3]);
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || end < start) return undefined;
+  if (total !== undefined && (!Number.isSafeInteger(total) || end >= total)) return undefined;
+  return { start, end, total };
+}
+
 export function isValidRepoId(id: string): boolean {
   return repoIdProblem(id) === undefined;
 }
@@ -344,20 +387,18 @@ export async function fileMetadata(ref: FileRef, opts: HubOptions & { signal?: A
   const linkedEtag = header(r.headers, 'x-linked-etag');
   const etag = linkedEtag ?? header(r.headers, 'etag');
   const commit = header(r.headers, 'x-repo-commit');
-  let size = linkedSize !== undefined ? Number(linkedSize) : undefined;
+  let size = parseSize(linkedSize);
   if (size === undefined) {
     if (r.status >= 300 && r.status < 400) {
       const f = await hubRequest(url, { ...base, followRedirects: true });
       f.body.resume();
       if (f.status >= 400) throw statusError(f.status, { url: f.url, ...ref, tokenSent: f.tokenSent });
-      const cl = header(f.headers, 'content-length');
-      size = cl !== undefined ? Number(cl) : undefined;
+      size = parseSize(header(f.headers, 'content-length'));
     } else {
-      const cl = header(r.headers, 'content-length');
-      size = cl !== undefined ? Number(cl) : undefined;
+      size = parseSize(header(r.headers, 'content-length'));
     }
   }
-  return { size: size !== undefined && Number.isFinite(size) ? size : undefined, sha256: sha256FromEtag(linkedEtag), etag, commit };
+  return { size, sha256: sha256FromEtag(linkedEtag), etag, commit };
 }
 
 export interface RepoSibling {

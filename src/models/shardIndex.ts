@@ -1,3 +1,4 @@
+import { repoPathProblem } from './hubClient';
 import { SAFETENSORS_INDEX } from './recommended';
 
 /**
@@ -11,13 +12,7 @@ export class ShardIndexError extends Error {
 
 /** Why `name` is not acceptable as a shard path, or undefined when it is. */
 export function shardPathProblem(name: string): string | undefined {
-  if (name.length === 0) return 'it is empty';
-  if (name.includes('\\')) return 'it contains a backslash';
-  if (name.includes('\0')) return 'it contains a NUL byte';
-  if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) return 'it is an absolute path';
-  if (name.split('/').some((s) => s === '' || s === '.' || s === '..')) return 'it leaves the repo folder or has an empty segment ("..", ".", "//")';
-  if (!name.endsWith('.safetensors')) return 'it is not a .safetensors file';
-  return undefined;
+  return repoPathProblem(name) ?? (name.endsWith('.safetensors') ? undefined : 'it is not a .safetensors file');
 }
 
 /** Shard names from the index text, deduplicated and in numeric order; throws ShardIndexError with the reason. */

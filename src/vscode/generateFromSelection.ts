@@ -52,7 +52,8 @@ export async function generateFromSelection(
         const ac = new AbortController();
         const sub = token.onCancellationRequested(() => ac.abort());
         try {
-          const r = await deps.client.generate(prompt, { ...p }, {
+          // The document's text is literal: `<|endoftext|>` in a file stays text.
+          const r = await deps.client.generate([{ text: prompt }], { ...p }, {
             signal: ac.signal,
             onText: (d) => {
               text += d;

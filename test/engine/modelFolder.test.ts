@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { defaultModelDir } from '../../src/engine/defaultModel';
 import { Engine } from '../../src/engine/engine';
-import { copyModel } from '../helpers';
+import { TINY, copyModel } from '../helpers';
 
 async function loadError(mutate: (dir: string) => void): Promise<Error> {
   const dir = copyModel();
@@ -58,4 +59,46 @@ test('a tokenizer larger than the logits is named', async () => {
     fs.writeFileSync(p, JSON.stringify(tok));
   });
   assert.match(err.message, /tokenizer\.json: the tokenizer has 5001 tokens but the model's logits have only \d+ columns/);
+});
+
+const DEFAULT_MODEL = defaultModelDir();
+const editConfig = (d: string, patch: Record<string, unknown>) => {
+  const p = path.join(d, 'config.json');
+  fs.writeFileSync(p, JSON.stringify({ ...JSON.parse(fs.readFileSync(p, 'utf8')), ...patch }));
+};
+
+test("a tokenizer far smaller than the model's logits (another model's tokenizer) is named", async () => {
+  // The default model (4,096 logit columns) with tiny-llama's 384-token tokenizer.
+  const dir = copyModel(DEFAULT_MODEL);
+  try {
+    fs.copyFileSync(path.join(TINY, 'tokenizer.json'), path.join(dir, 'tokenizer.json'));
+    await assert.rejects(Engine.load(dir, { threads: 1 }), /tokenizer\.json: the tokenizer has 384 tokens but the model's logits have 4096 columns: they belong to different models/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a vocab_size in config.json that disagrees with the logits is named', async () => {
+  const dir = copyModel(DEFAULT_MODEL);
+  try {
+    editConfig(dir, { vocab_size: 5000 });
+    await assert.rejects(Engine.load(dir, { threads: 1 }), /config\.json: vocab_size is 5000 but the ONNX graph's logits have 4096 columns/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a max_position_embeddings beyond the graph's rotary tables is named at load, not at the first long prompt", async () => {
+  const dir = copyModel(DEFAULT_MODEL);
+  try {
+    editConfig(dir, { max_position_embeddings: 4096 });
+    await assert.rejects(Engine.load(dir, { threads: 1 }), /config\.json: max_position_embeddings \(4096\) is larger than the 512 positions the ONNX graph's rotary tables hold/);
+    // Within the graph's limit it loads, and the context follows config.json.
+    editConfig(dir, { max_position_embeddings: 256 });
+    const engine = await Engine.load(dir, { threads: 1 });
+    assert.equal(engine.info.contextLength, 256);
+    await engine.dispose();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

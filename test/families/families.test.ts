@@ -321,5 +321,22 @@ for (const exp of EXPECTED) {
       }
       for (const s of t.stopTokens.filter((s) => exp.specials.includes(s))) assert.ok(s in engine.info.specialTokens, s);
     });
+
+    test('document text that spells special tokens stays text: only the template makes special tokens', () => {
+      const t = pickFimTemplate(engine.info.specialTokens)!;
+      const added = new Set(Object.values(engine.info.specialTokens));
+      for (const s of Object.keys(engine.info.specialTokens)) {
+        const doc = `s = "${s}"\nx = `;
+        const ids = engine.tokenize(t.fim(doc, `\n${s}\n`));
+        // Exactly the template's three markers (plus a BOS the post-processor may add) are added tokens.
+        const markers = ids.filter((id) => added.has(id) && id !== bosId());
+        assert.equal(markers.length, 3, `${s}: ${markers.length} added tokens in ${JSON.stringify(ids)}`);
+        // The text round-trips: the model sees the characters of the file.
+        assert.equal(engine.tokenizer.decode(engine.tokenizer.encodeLiteral(doc)), doc);
+      }
+      // A raw string prompt (the caller's own template) still parses them.
+      const [first] = Object.keys(engine.info.specialTokens);
+      assert.ok(engine.tokenize(first).some((id) => added.has(id)));
+    });
   });
 }

@@ -28,6 +28,8 @@ beforeEach(() => {
   hub.log.length = 0;
   hub.dropAfter.clear();
   hub.corrupt.clear();
+  hub.unsized.clear();
+  hub.extra.clear();
   hub.throttle = undefined;
   hub.failNext = undefined;
   hub.resolveCache = false;
@@ -229,4 +231,137 @@ test('listRepoFiles + pickModelFiles choose the files for an arbitrary repo', as
   assert.deepEqual(pick.missing, []);
   await rejectsKind(listRepoFiles(hub.endpoint, GATED, 'main'), 'unauthorized');
   assert.equal((await listRepoFiles(hub.endpoint, GATED, 'main', { token: TOKEN })).files.length, Object.keys(gatedModel).length);
+});
+
+const ONNX = 'onnx/model_quantized.onnx';
+
+test('a file whose size no header gives is capped (maxUnsizedBytes): a clear error, the part removed', async () => {
+  hub.unsized.add(ONNX);
+  await rejectsKind(
+    downloadModel({ ...base(), repo: REPO, files: FILES, maxUnsizedBytes: 100_000 }),
+    'disk',
+    /^onnx\/model_quantized\.onnx: the server gives no size and sent more than 100\.0 kB/,
+  );
+  const final = path.join(modelDir(storage, REPO), ONNX);
+  assert.ok(!fs.existsSync(final) && !fs.existsSync(`${final}.part`));
+  // Within the cap it goes through (the total is unknown), checked by its sha256.
+  const progress: DownloadProgress[] = [];
+  await downloadModel({ ...base(), repo: REPO, files: FILES, maxUnsizedBytes: 300_000, progressIntervalMs: 0, onProgress: (p) => progress.push(p) });
+  assert.equal(progress[progress.length - 1].total, undefined);
+  assert.equal(sha256(fs.readFileSync(final)), sha256(model[ONNX]));
+});
+
+test('free space running out while a file of unknown size streams stops it; the part is kept and resumes', async () => {
+  hub.unsized.add(ONNX);
+  hub.throttle = { chunk: 16384, delayMs: 1 };
+  let calls = 0;
+  // Plenty for the check up front, then 50 kB: below the 10 kB reserve plus the next 64 KiB stretch.
+  const statfs = async () => ({ bavail: ++calls === 1 ? 1e9 : 50_000, bsize: 1 });
+  await rejectsKind(
+    downloadModel({ ...base(), repo: REPO, files: FILES, statfs, reserveBytes: 10_000, spaceCheckBytes: 65_536 }),
+    'disk',
+    /^onnx\/model_quantized\.onnx: the disk is running out of space .*resume/,
+  );
+  assert.ok(calls >= 2);
+  const final = path.join(modelDir(storage, REPO), ONNX);
+  const partSize = fs.statSync(`${final}.part`).size;
+  assert.ok(partSize >= 65_536 && partSize < 300_000, `part of ${partSize} bytes`);
+  hub.throttle = undefined;
+  hub.log.length = 0;
+  await downloadModel({ ...base(), repo: REPO, files: FILES, statfs: async () => ({ bavail: 1e9, bsize: 1 }) });
+  const get = hub.log.find((r) => r.server === 'cdn' && r.method === 'GET')!;
+  assert.equal(get.headers.range, `bytes=${partSize}-`);
+  assert.equal(sha256(fs.readFileSync(final)), sha256(model[ONNX]));
+});
+
+test('a server that sends more than the size it declared is stopped: a clear error, nothing kept', async () => {
+  for (const [file, size] of [
+    [ONNX, 300_000], // LFS, from the CDN
+    ['config.json', model['config.json'].length], // small, from the hub
+  ] as const) {
+    storage = fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-hub-'));
+    hub.extra.clear();
+    hub.extra.set(file, 200_000);
+    const re = new RegExp(`^${file.replace(/[./]/g, '\\$&')}: the server sent more than the ${size} bytes it announced`);
+    await rejectsKind(downloadModel({ ...base(), repo: REPO, files: FILES }), 'checksum', re);
+    const final = path.join(modelDir(storage, REPO), file);
+    assert.ok(!fs.existsSync(final) && !fs.existsSync(`${final}.part`), file);
+  }
+});
+
+test('a present file of the right size but other content fails its sha256 and is fetched again', async () => {
+  const first = await downloadModel({ ...base(), repo: REPO, files: FILES });
+  const final = path.join(first.dir, ONNX);
+  const bad = Buffer.from(model[ONNX]);
+  bad[1234] ^= 0xff;
+  fs.writeFileSync(final, bad);
+  hub.log.length = 0;
+  const logs: string[] = [];
+  const phases: DownloadProgress['phase'][] = [];
+  const res = await downloadModel({ ...base(), repo: REPO, files: FILES, log: (m) => logs.push(m), progressIntervalMs: 0, onProgress: (p) => phases.push(p.phase) });
+  assert.equal(sha256(fs.readFileSync(final)), sha256(model[ONNX]));
+  assert.equal(res.files.find((f) => f.path === ONNX)!.skipped, undefined);
+  assert.ok(res.files.find((f) => f.path === 'tokenizer.json')!.skipped, 'an intact file is still skipped');
+  assert.ok(logs.some((m) => /^onnx\/model_quantized\.onnx: the file already present does not match its SHA-256 .*downloading it again/.test(m)), logs.join('\n'));
+  assert.ok(phases.includes('verify'));
+  const gets = hub.log.filter((r) => r.method === 'GET').map((r) => decodeURIComponent(r.url));
+  assert.ok(gets.length > 0 && gets.every((u) => u.includes(ONNX)), `only the bad file is fetched: ${gets.join(', ')}`);
+  // The manifest records hashes the files on disk really have.
+  const manifest = JSON.parse(fs.readFileSync(path.join(res.dir, MANIFEST), 'utf8')) as { files: { path: string; sha256?: string }[] };
+  for (const f of manifest.files) if (f.sha256) assert.equal(f.sha256, sha256(fs.readFileSync(path.join(res.dir, f.path))), f.path);
+});
+
+test('unsafe file paths are refused before any request, with a message naming them', async () => {
+  for (const [bad, why] of [
+    ['a/../../x', /leaves the repo folder/],
+    ['../x', /leaves the repo folder/],
+    ['a/..', /".." segment/],
+    ['.', /names the repo folder itself/],
+    ['./', /names the repo folder itself/],
+    ['...', /leaves the repo folder/],
+    ['', /empty/],
+    ['a//b', /empty or "\." segment/],
+    ['a/./b', /empty or "\." segment/],
+    ['onnx/', /empty or "\." segment/],
+    ['/etc/passwd', /absolute path/],
+    ['C:/x', /absolute path/],
+    ['c:x', /absolute path/],
+    ['a\\..\\x', /backslash/],
+    ['x\0y', /NUL/],
+    ['x\ny', /control character/],
+  ] as const) {
+    const e = await rejectsKind(downloadModel({ ...base(), repo: REPO, files: [...FILES, { path: bad }] }), 'not_found', why);
+    assert.ok(e.message.startsWith(`Refusing the file path ${JSON.stringify(bad)}: `), e.message);
+    assert.equal(e.details.code, 'UnsafePath');
+  }
+  assert.deepEqual(hub.log, [], 'no request at all, so no token sent anywhere');
+  assert.deepEqual(listFiles(storage), []);
+});
+
+test('a symlink planted at <file>.part, at the file or at its folder is removed, never written through', { skip: process.platform === 'win32' && 'symlinks need privileges on Windows' }, async () => {
+  const dir = modelDir(storage, REPO);
+  fs.mkdirSync(path.join(dir, 'onnx'), { recursive: true });
+  const rc = path.join(storage, 'bashrc');
+  fs.writeFileSync(rc, 'export PS1=untouched\n');
+  fs.symlinkSync(rc, path.join(dir, `${ONNX}.part`));
+  // The final name of a small file, pointing at an outside file of the same size (would be "present").
+  const profile = path.join(storage, 'profile');
+  fs.writeFileSync(profile, Buffer.alloc(model['config.json'].length, 0x41));
+  fs.symlinkSync(profile, path.join(dir, 'config.json'));
+  await downloadModel({ ...base(), repo: REPO, files: FILES });
+  assert.equal(fs.readFileSync(rc, 'utf8'), 'export PS1=untouched\n');
+  assert.deepEqual(fs.readFileSync(profile), Buffer.alloc(model['config.json'].length, 0x41));
+  for (const f of [ONNX, 'config.json']) {
+    assert.ok(fs.lstatSync(path.join(dir, f)).isFile(), f);
+    assert.deepEqual(fs.readFileSync(path.join(dir, f)), model[f], f);
+  }
+  // A folder of the model replaced by a symlink to somewhere else.
+  const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-elsewhere-'));
+  fs.rmSync(path.join(dir, 'onnx'), { recursive: true });
+  fs.symlinkSync(elsewhere, path.join(dir, 'onnx'));
+  await downloadModel({ ...base(), repo: REPO, files: FILES });
+  assert.deepEqual(fs.readdirSync(elsewhere), []);
+  assert.ok(fs.lstatSync(path.join(dir, 'onnx')).isDirectory());
+  assert.deepEqual(fs.readFileSync(path.join(dir, ONNX)), model[ONNX]);
+  fs.rmSync(elsewhere, { recursive: true });
 });

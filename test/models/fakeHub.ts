@@ -13,7 +13,10 @@ import type { AddressInfo } from 'node:net';
  * - Gated repos: 401 without a token, 403 with a wrong one. Unknown repos: 401 + X-Error-Code RepoNotFound
  *   (as the hub does without a token) or 404 with one; unknown files 404 + EntryNotFound.
  * - CDN: Range (206 + Content-Range, 416 out of range); `dropAfter` closes the connection after N bytes on the
- *   first GET of a file; `corrupt` flips a byte of a file's body; `throttle` sends slowly.
+ *   first GET of a file; `corrupt` flips a byte of a file's body; `throttle` sends slowly; `unsized` files are
+ *   served chunked with no size header anywhere (no Content-Length, no X-Linked-Size); `extra` appends bytes
+ *   to a file's GET body (chunked) while HEAD still declares the true size.
+ * - `log` records every request (both servers), so a test can assert that none was made.
  * Repo contents: `fakeModelFiles` (an ONNX export), `fakeCheckpointFiles` (a safetensors checkpoint, single or
  * sharded with an index), `filesFromFolder` (a fixture folder such as test/fixtures/checkpoints/qwen2).
  */
@@ -42,6 +45,10 @@ export interface FakeHub {
   dropAfter: Map<string, number>;
   /** Files whose body is served with one byte changed (headers stay right). */
   corrupt: Set<string>;
+  /** Files served chunked, with no size in any header. */
+  unsized: Set<string>;
+  /** file path -> bytes appended to its GET body (served chunked); HEAD declares the true size. */
+  extra: Map<string, number>;
   /** Slow sending: `chunk` bytes every `delayMs`. */
   throttle?: { chunk: number; delayMs: number };
   /** Small files: a relative 307 to `/api/resolve-cache/models/{repo}/{commit}/{file}` (as the hub does now). */
@@ -100,6 +107,8 @@ export async function startFakeHub(repos: Record<string, FakeRepo> = {}, lfsThre
     log: [],
     dropAfter: new Map(),
     corrupt: new Set(),
+    unsized: new Set(),
+    extra: new Map(),
     close: async () => {
       for (const s of servers) {
         s.closeAllConnections();
@@ -108,6 +117,15 @@ export async function startFakeHub(repos: Record<string, FakeRepo> = {}, lfsThre
     },
   };
   const dropped = new Set<string>();
+  // Headers and body for `unsized` / `extra`: no Content-Length, chunked, extra bytes appended.
+  const shape = (file: string, method: string, headers: http.OutgoingHttpHeaders, body: Buffer): Buffer => {
+    const extra = method === 'HEAD' ? 0 : hub.extra.get(file) ?? 0;
+    if (hub.unsized.has(file) || extra > 0) {
+      delete headers['content-length'];
+      headers['transfer-encoding'] = 'chunked';
+    }
+    return extra > 0 ? Buffer.concat([body, Buffer.alloc(extra, 0x5a)]) : body;
+  };
   const blobs = new Map<string, { file: string; body: Buffer }>();
 
   const cdn = http.createServer((req, res) => {
@@ -144,7 +162,8 @@ export async function startFakeHub(repos: Record<string, FakeRepo> = {}, lfsThre
       'accept-ranges': 'bytes',
       etag: `"${sha256(blob.body)}"`,
     };
-    if (status === 206) headers['content-range'] = `bytes ${start}-${end}/${body.length}`;
+    if (status === 206) headers['content-range'] = `bytes ${start}-${end}/${hub.unsized.has(blob.file) ? '*' : body.length}`;
+    const sent = shape(blob.file, req.method ?? '', headers, slice);
     res.writeHead(status, headers);
     if (req.method === 'HEAD') {
       res.end();
@@ -156,7 +175,7 @@ export async function startFakeHub(repos: Record<string, FakeRepo> = {}, lfsThre
       dropped.add(blob.file);
       dropAt = Math.min(cut, slice.length);
     }
-    sendBody(res, slice, hub, dropAt);
+    sendBody(res, sent, hub, dropAt);
   });
 
   const main = http.createServer((req, res) => {
@@ -216,7 +235,7 @@ export async function startFakeHub(repos: Record<string, FakeRepo> = {}, lfsThre
         location,
         etag: `"${sum}"`,
         'x-linked-etag': `"${sum}"`,
-        'x-linked-size': body.length,
+        ...(hub.unsized.has(file) ? {} : { 'x-linked-size': body.length }),
         'x-repo-commit': COMMIT,
         'content-length': Buffer.byteLength(text),
       });
@@ -239,13 +258,14 @@ export async function startFakeHub(repos: Record<string, FakeRepo> = {}, lfsThre
       }
       start = Number(r[1]);
       status = 206;
-      headers['content-range'] = `bytes ${start}-${body.length - 1}/${body.length}`;
+      headers['content-range'] = `bytes ${start}-${body.length - 1}/${hub.unsized.has(file) ? '*' : body.length}`;
     }
     const slice = body.subarray(start);
     headers['content-length'] = slice.length;
+    const sent = shape(file, req.method ?? '', headers, slice);
     res.writeHead(status, headers);
     if (req.method === 'HEAD') res.end();
-    else sendBody(res, slice, hub);
+    else sendBody(res, sent, hub);
   });
 
   servers.push(main, cdn);

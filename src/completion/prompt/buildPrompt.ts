@@ -1,8 +1,10 @@
+import { text, type PromptPart } from '../../engine/prompt';
 import type { DocumentContext, ExtraChunk } from '../types';
 import type { FimTemplate } from './fimTemplates';
 
 export interface BuiltPrompt {
-  prompt: string;
+  /** Template markers as special parts, document text as literal parts. */
+  prompt: PromptPart[];
   /** Text the model is asked to continue (the cursor line up to the cursor, maybe without its indent). */
   middle: string;
   /** Indentation removed from a whitespace-only cursor line; the filters put it back. */
@@ -22,11 +24,14 @@ export function buildPrompt(ctx: DocumentContext, template: FimTemplate | null, 
   const strippedIndent = whitespaceOnly ? ctx.linePrefix : '';
   if (!template) {
     // No FIM tokens: a plain left-to-right prompt (the suffix cannot be used).
-    return { prompt: ctx.prefix + middle, middle, strippedIndent };
+    return { prompt: [text(ctx.prefix + middle)], middle, strippedIndent };
   }
-  let head = '';
+  const head: PromptPart[] = [];
   if (template.fileHeader && extra.length > 0) {
-    head = extra.map((c) => template.fileHeader!(c.path) + c.text + (c.text.endsWith('\n') ? '' : '\n')).join('') + template.fileHeader(path);
+    for (const c of extra) head.push(...template.fileHeader(c.path), text(c.text + (c.text.endsWith('\n') ? '' : '\n')));
+    head.push(...template.fileHeader(path));
   }
-  return { prompt: head + template.fim(ctx.prefix, ctx.lineSuffix + ctx.suffix) + middle, middle, strippedIndent };
+  const prompt = [...head, ...template.fim(ctx.prefix, ctx.lineSuffix + ctx.suffix)];
+  if (middle) prompt.push(text(middle));
+  return { prompt, middle, strippedIndent };
 }

@@ -1,13 +1,18 @@
+import { special as S, text as T, type PromptPart } from '../../engine/prompt';
+
 /**
  * Fill-in-the-middle prompt formats by model family, picked from the model's own special tokens.
  * `file` is the repo-level separator the family was trained with, used for extra context chunks.
  */
 export interface FimTemplate {
   family: string;
-  /** Builds `[FIM prefix marker]prefix[suffix marker]suffix[middle marker]` (or the family's order). */
-  fim(prefix: string, suffix: string): string;
+  /**
+   * Builds `[FIM prefix marker]prefix[suffix marker]suffix[middle marker]` (or the family's order). Markers
+   * are special parts; the document's text stays literal, whatever it contains.
+   */
+  fim(prefix: string, suffix: string): PromptPart[];
   /** Separator before each extra-context file ("<file_sep>path\n"), if the family has repo-level tokens. */
-  fileHeader?: (path: string) => string;
+  fileHeader?: (path: string) => PromptPart[];
   /** Tokens that mean "the middle is complete" beyond EOS. */
   stopTokens: string[];
 }
@@ -22,30 +27,31 @@ export function pickFimTemplate(specials: Specials): FimTemplate | null {
   if (has(specials, '<|fim_prefix|>', '<|fim_suffix|>', '<|fim_middle|>')) {
     return {
       family: 'qwen2.5-coder',
-      fim: (p, s) => `<|fim_prefix|>${p}<|fim_suffix|>${s}<|fim_middle|>`,
-      fileHeader: has(specials, '<|file_sep|>') ? (path) => `<|file_sep|>${path}\n` : undefined,
+      fim: (p, s) => [S('<|fim_prefix|>'), T(p), S('<|fim_suffix|>'), T(s), S('<|fim_middle|>')],
+      fileHeader: has(specials, '<|file_sep|>') ? (path) => [S('<|file_sep|>'), T(`${path}\n`)] : undefined,
       stopTokens: ['<|endoftext|>', '<|file_sep|>', '<|fim_pad|>', '<|im_end|>'],
     };
   }
   if (has(specials, '<fim_prefix>', '<fim_suffix>', '<fim_middle>')) {
     return {
       family: 'starcoder',
-      fim: (p, s) => `<fim_prefix>${p}<fim_suffix>${s}<fim_middle>`,
-      fileHeader: has(specials, '<file_sep>') ? (path) => `<file_sep>${path}\n` : undefined,
+      fim: (p, s) => [S('<fim_prefix>'), T(p), S('<fim_suffix>'), T(s), S('<fim_middle>')],
+      fileHeader: has(specials, '<file_sep>') ? (path) => [S('<file_sep>'), T(`${path}\n`)] : undefined,
       stopTokens: ['<|endoftext|>', '<file_sep>'],
     };
   }
   if (has(specials, '<｜fim▁begin｜>', '<｜fim▁hole｜>', '<｜fim▁end｜>')) {
     return {
       family: 'deepseek-coder',
-      fim: (p, s) => `<｜fim▁begin｜>${p}<｜fim▁hole｜>${s}<｜fim▁end｜>`,
+      fim: (p, s) => [S('<｜fim▁begin｜>'), T(p), S('<｜fim▁hole｜>'), T(s), S('<｜fim▁end｜>')],
       stopTokens: ['<｜end▁of▁sentence｜>', '<|EOT|>'],
     };
   }
   if (has(specials, '▁<PRE>', '▁<SUF>', '▁<MID>') || has(specials, '<PRE>', '<SUF>', '<MID>')) {
+    const m = has(specials, '<PRE>', '<SUF>', '<MID>') ? '' : '▁';
     return {
       family: 'codellama',
-      fim: (p, s) => `<PRE> ${p} <SUF>${s} <MID>`,
+      fim: (p, s) => [S(`${m}<PRE>`), T(` ${p}`), S(`${m}<SUF>`), T(s), S(`${m}<MID>`)],
       stopTokens: ['<EOT>', '</s>'],
     };
   }
