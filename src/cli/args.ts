@@ -30,6 +30,14 @@ export function parseArgs(argv: string[], flagNames: readonly string[]): ParsedA
   return { command, values, flags };
 }
 
+/** Rejects options a command does not know, as serve-stdio rejects unknown request fields: a typo must not be ignored. */
+export function checkKnown(args: ParsedArgs, command: string, values: readonly string[], flags: readonly string[] = []): void {
+  for (const name of args.values.keys()) {
+    if (!values.includes(name)) throw new Error(`${command} does not take --${name}`);
+  }
+  for (const name of args.flags) if (!flags.includes(name) && name !== 'help') throw new Error(`${command} does not take --${name}`);
+}
+
 export function one(args: ParsedArgs, name: string): string | undefined {
   const v = args.values.get(name);
   if (v && v.length > 1) throw new Error(`--${name} given more than once`);

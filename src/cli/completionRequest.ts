@@ -9,7 +9,7 @@ const FIELDS = ['id', 'prefix', 'suffix', 'language', 'path', 'explicit'];
  * inline-completion pipeline (context, cache, in-flight reuse, filters) as the VS Code provider does.
  */
 export async function handleCompletionRequest(service: CompletionService, r: Record<string, unknown>): Promise<Record<string, unknown>> {
-  for (const key of Object.keys(r)) if (!FIELDS.includes(key)) throw new RequestError(`unknown request field "${key}"`);
+  for (const key of Object.keys(r)) if (!FIELDS.includes(key)) throw new RequestError(`unknown request field ${JSON.stringify(key)}`);
   const prefix = r.prefix;
   const suffix = r.suffix ?? '';
   if (typeof prefix !== 'string' || typeof suffix !== 'string') throw new RequestError('"prefix" and "suffix" must be strings');

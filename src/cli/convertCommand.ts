@@ -1,6 +1,6 @@
 import { convertCheckpoint } from '../converter/convert';
 import type { Quant } from '../converter/types';
-import { num, one, type ParsedArgs } from './args';
+import { checkKnown, num, one, type ParsedArgs } from './args';
 
 /**
  * `ghostline convert --from DIR --out DIR [--quant q4|int8|fp32] [--block-size 32] [--accuracy-level 4] [--progress-json]`.
@@ -8,6 +8,7 @@ import { num, one, type ParsedArgs } from './args';
  * extension, which runs the conversion in a child process so the editor never waits on it).
  */
 export async function convertCommand(args: ParsedArgs): Promise<number> {
+  checkKnown(args, 'convert', ['from', 'out', 'quant', 'block-size', 'accuracy-level'], ['progress-json']);
   const from = one(args, 'from');
   const out = one(args, 'out');
   if (!from || !out) throw new Error('convert needs --from CHECKPOINT_DIR and --out MODEL_DIR');

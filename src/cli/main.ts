@@ -3,7 +3,7 @@ import { EngineClient } from '../engine/client';
 import type { DecodeOptions } from '../engine/decodeOptions';
 import { defaultModelDir } from '../engine/defaultModel';
 import { errorMessage } from '../engine/errors';
-import { num, one, parseArgs, type ParsedArgs } from './args';
+import { checkKnown, num, one, parseArgs, type ParsedArgs } from './args';
 import { convertCommand } from './convertCommand';
 import { toResponse } from './response';
 import { serveStdio } from './serveStdio';
@@ -30,20 +30,40 @@ async function main(argv: string[]): Promise<number> {
     return args.command ? 0 : 2;
   }
   if (args.command === 'convert') return convertCommand(args);
+  if (args.command === 'generate') checkKnown(args, 'generate', GENERATE_VALUES, ['json', 'ignore-eos', 'token-healing']);
+  else if (args.command === 'serve-stdio') checkKnown(args, 'serve-stdio', ['model', 'threads']);
+  else throw new Error(`unknown command "${args.command}"\n\n${USAGE}`);
   const client = new EngineClient();
   try {
     const threads = num(args, 'threads');
     await client.load(one(args, 'model') ?? defaultModelDir(), { threads });
     if (args.command === 'generate') return await generate(client, args);
-    if (args.command === 'serve-stdio') {
-      await serveStdio(client, process.stdin, process.stdout);
-      return 0;
-    }
-    throw new Error(`unknown command "${args.command}"\n\n${USAGE}`);
+    await serveStdio(client, process.stdin, process.stdout);
+    return 0;
   } finally {
     await client.dispose();
   }
 }
+
+const GENERATE_VALUES = [
+  'model',
+  'prompt',
+  'prompt-file',
+  'max-new-tokens',
+  'temperature',
+  'top-k',
+  'top-p',
+  'min-p',
+  'repetition-penalty',
+  'num-beams',
+  'num-return-sequences',
+  'seed',
+  'stop',
+  'max-lines',
+  'time-budget-ms',
+  'speculative-tokens',
+  'threads',
+];
 
 async function generate(client: EngineClient, args: ParsedArgs): Promise<number> {
   const promptFile = one(args, 'prompt-file');
@@ -73,6 +93,7 @@ async function generate(client: EngineClient, args: ParsedArgs): Promise<number>
     signal: ac.signal,
     onText: json ? undefined : (delta) => process.stdout.write(delta),
   });
+  for (const notice of result.notices ?? []) process.stderr.write(`ghostline: note: ${notice}\n`);
   if (json) process.stdout.write(JSON.stringify(toResponse(null, result)) + '\n');
   else {
     if (result.sequences.length > 1) {

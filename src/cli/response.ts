@@ -16,6 +16,7 @@ export function toResponse(id: unknown, r: GenerateResult): Record<string, unkno
     total_ms: round(s.totalMs),
   };
   if (s.truncatedTokens > 0) out.truncated_tokens = s.truncatedTokens;
+  if (r.notices?.length) out.notices = r.notices;
   if (r.sequences.length > 1) {
     out.sequences = r.sequences.map((q) => ({ text: q.text, finish_reason: q.finishReason, logprob: q.logprob }));
   }

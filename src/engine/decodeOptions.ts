@@ -108,8 +108,9 @@ export function resolveDecodeOptions(
       out[key] = value;
       continue;
     }
-    const limits = LIMITS[key];
-    if (!limits) throw new RequestError(`unknown decode option "${key}"`);
+    // Own keys only: `constructor` or `__proto__` must not reach Object.prototype.
+    const limits = Object.hasOwn(LIMITS, key) ? LIMITS[key as keyof typeof LIMITS] : undefined;
+    if (!limits) throw new RequestError(`unknown decode option ${JSON.stringify(String(key))}`);
     const [min, max, integer] = limits;
     if (typeof value !== 'number' || !Number.isFinite(value)) {
       throw new RequestError(`${nameOf(key)} must be a finite number, got ${JSON.stringify(value)}`);

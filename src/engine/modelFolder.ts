@@ -64,6 +64,11 @@ export function readModelFolder(dir: string, opts: ReadModelFolderOptions = {}):
 
 export function pickOnnxFile(dir: string, requested?: string): string {
   if (requested) {
+    // A workspace may name the file: it must stay inside the model folder (no absolute path, no `..`).
+    const inside = (p: string) => p.startsWith(path.resolve(dir) + path.sep);
+    if (path.isAbsolute(requested) || !inside(path.resolve(dir, requested)) || requested.split(/[\\/]/).includes('..')) {
+      throw new ModelFolderError(dir, `the ONNX file must be a name inside the model folder, got ${JSON.stringify(requested)}`);
+    }
     const candidates = [path.resolve(dir, requested), path.resolve(dir, 'onnx', requested)];
     const found = candidates.find((p) => fs.existsSync(p));
     if (!found) throw new ModelFolderError(candidates[0], 'the requested ONNX file does not exist');

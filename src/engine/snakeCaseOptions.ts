@@ -26,9 +26,10 @@ export const SNAKE_TO_OPTION: Record<string, keyof DecodeOptions> = {
 export function decodeOptionsFromSnake(req: Record<string, unknown>, other: readonly string[]): Partial<DecodeOptions> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(req)) {
-    const opt = SNAKE_TO_OPTION[key];
+    // Own keys only: a request field named `constructor` or `__proto__` is unknown, not Object.prototype's.
+    const opt = Object.hasOwn(SNAKE_TO_OPTION, key) ? SNAKE_TO_OPTION[key] : undefined;
     if (opt) out[opt] = value;
-    else if (!other.includes(key)) throw new RequestError(`unknown request field "${key}"`);
+    else if (!other.includes(key)) throw new RequestError(`unknown request field ${JSON.stringify(key)}`);
   }
   const partial = out as Partial<DecodeOptions>;
   // Validate here so that errors name the request's own fields (top_p, not topP).

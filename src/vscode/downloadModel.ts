@@ -213,6 +213,7 @@ export async function downloadModelCommand(context: vscode.ExtensionContext, dep
         storageDir: storageDir(context),
         signal,
         progressIntervalMs: 250,
+        log: (m) => deps.log.warn(`download ${repo}: ${m}`),
         onProgress: (p) => report(p.total ? Math.min(100, (100 * p.bytes) / p.total) : undefined, progressMessage(p)),
       });
     });
@@ -319,6 +320,7 @@ async function checkpointCommand(context: vscode.ExtensionContext, deps: ModelCo
         storageDir: storageDir(context),
         signal,
         progressIntervalMs: 250,
+        log: (m) => deps.log.warn(`download ${repo}: ${m}`),
         // A child process: the conversion must not block the extension host (progress, Cancel).
         convert: deps.convert ?? childProcessConverter(path.join(context.extensionPath, 'dist', 'cli.js')),
         onProgress: (p) => report(checkpointPercent(p), checkpointMessage(p)),

@@ -53,3 +53,42 @@ test('serve-stdio: one engine and one KV cache for the stream; bad requests get 
   assert.match(res[4].error, /unknown request field "bogus"/);
   assert.ok(['eos', 'length', 'stop'].includes(res[5].finish_reason));
 });
+
+test('every command refuses an option it does not know, as serve-stdio refuses unknown fields', () => {
+  for (const argv of [
+    ['generate', '--model', TINY, '--prompt', 'x', '--temprature', '0.5'],
+    ['generate', '--model', TINY, '--prompt', 'x', '--progress-json'],
+    ['serve-stdio', '--model', TINY, '--max-new-tokens', '4'],
+    ['convert', '--from', 'a', '--out', 'b', '--quantize', 'q4'],
+  ]) {
+    const r = spawnSync(process.execPath, [CLI, ...argv], { encoding: 'utf8', input: '' });
+    assert.equal(r.status, 1, argv.join(' '));
+    assert.match(r.stderr, new RegExp(`${argv[0]} does not take --${argv.at(-2)!.startsWith('--') ? argv.at(-2)!.slice(2) : argv.at(-1)!.slice(2)}`));
+  }
+});
+
+test('serve-stdio: prototype keys are unknown fields by name, a capped max_new_tokens and a huge raw prompt say so', async () => {
+  const child = spawn(process.execPath, [CLI, 'serve-stdio', '--model', TINY, '--threads', '1'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const huge = 'x = 1\n'.repeat(2_000_000); // 12 MB on one request line
+  const lines = [
+    '{"id": "p", "prompt": "x", "__proto__": {"a": 1}}',
+    '{"id": "c", "prompt": "x", "constructor": 1}',
+    JSON.stringify({ id: 'm', prompt: ref.prompt, max_new_tokens: 4000 }),
+    JSON.stringify({ id: 'h', prompt: huge, max_new_tokens: 2 }),
+    JSON.stringify({ id: 'f', prefix: 'def f(x):\n    return x', suffix: '', constructor: 1 }),
+  ];
+  child.stdin.end(lines.join('\n') + '\n');
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  assert.equal(await new Promise((r) => child.on('exit', r)), 0);
+  const res = out.trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(res[0].error, 'unknown request field "__proto__"');
+  assert.equal(res[1].error, 'unknown request field "constructor"');
+  assert.ok(res[2].notices.some((n: string) => /max_new_tokens 4000 was capped to 512, half the model's context of 1024 tokens/.test(n)), JSON.stringify(res[2]));
+  assert.ok(res[2].generated_tokens <= 512);
+  // The 12 MB prompt is cut to a multiple of the context before tokenizing; the model sees its end.
+  assert.notEqual(res[3].finish_reason, 'error', res[3].error);
+  assert.ok(res[3].notices.some((n: string) => /characters were dropped before tokenizing/.test(n)));
+  assert.ok(res[3].prompt_tokens <= 1024);
+  assert.equal(res[4].error, 'unknown request field "constructor"');
+});

@@ -102,3 +102,23 @@ test("a max_position_embeddings beyond the graph's rotary tables is named at loa
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('ghostline.modelFile must name a file inside the model folder: no absolute path, no ..', async () => {
+  const dir = copyModel();
+  const outside = path.join(path.dirname(dir), `outside-${path.basename(dir)}.onnx`);
+  fs.copyFileSync(path.join(dir, 'onnx', fs.readdirSync(path.join(dir, 'onnx')).find((f) => f.endsWith('.onnx'))!), outside);
+  try {
+    for (const onnxFile of [outside, `../${path.basename(outside)}`, `onnx/../../${path.basename(outside)}`, '..\\x.onnx']) {
+      await assert.rejects(Engine.load(dir, { threads: 1, onnxFile }), /the ONNX file must be a name inside the model folder/, onnxFile);
+    }
+    // A plain name, or one under onnx/, still works.
+    const name = fs.readdirSync(path.join(dir, 'onnx')).find((f) => f.endsWith('.onnx'))!;
+    for (const onnxFile of [name, `onnx/${name}`]) {
+      const engine = await Engine.load(dir, { threads: 1, onnxFile });
+      await engine.dispose();
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(outside, { force: true });
+  }
+});

@@ -4,13 +4,13 @@ import { test } from 'node:test';
 import * as fc from 'fast-check';
 import { parseContentRange, parseSize, repoPathProblem } from '../../src/models/hubClient';
 import { shardPathProblem } from '../../src/models/shardIndex';
+import { fuzzParams } from '../fuzz/fuzzParams';
 
 /**
- * Properties of the repo path check and the size-header parsers. Deterministic in CI (seed 42, 2000 runs);
- * FUZZ_SEED / FUZZ_RUNS for a long local run, e.g. FUZZ_RUNS=1000000.
+ * Properties of the repo path check and the size-header parsers (seed and runs: test/fuzz/fuzzParams.ts).
  */
 
-const params = { seed: Number(process.env.FUZZ_SEED ?? 42), numRuns: Number(process.env.FUZZ_RUNS ?? 2000) };
+const params = fuzzParams(2000);
 
 // Paths built from the pieces that matter, joined by "/" or "\", plus arbitrary unicode and binary strings.
 const piece = fc.oneof(
