@@ -80,8 +80,16 @@ export function readArchitecture(config: Record<string, unknown>, file: string):
     mlpBias: starcoder ? bias : flag('mlp_bias', false),
     tied: flag('tie_word_embeddings', mt === 'starcoder2'), // transformers' defaults per config class
     maxPositions,
-    invFreq: rotaryInvFreq(config, headDim, real('rope_theta', 10000), err),
+    invFreq: checkedInvFreq(config, headDim, real('rope_theta', 10000), err),
   };
+}
+
+/** Rotary frequencies must be finite and positive: a base of 1 or less, or a tiny scaling factor, gives garbage or Infinity. */
+function checkedInvFreq(config: Record<string, unknown>, headDim: number, theta: number, err: (d: string) => Error): Float64Array {
+  if (theta <= 1) throw err(`rope_theta must be greater than 1, got ${theta}`);
+  const inv = rotaryInvFreq(config, headDim, theta, err);
+  if (!inv.every((f) => Number.isFinite(f) && f > 0)) throw err('rope_theta and rope_scaling give non-finite rotary frequencies');
+  return inv;
 }
 
 /** inv_freq as transformers computes it, with the rope_scaling types code models use. */
