@@ -18,7 +18,7 @@ const common = {
 
 const entries = [
   { entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
-  { entryPoints: ['src/engine/worker.ts'], outfile: 'dist/worker.js' },
+  { entryPoints: ['src/engine/worker/worker.ts'], outfile: 'dist/worker.js' },
   { entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
 ];
 

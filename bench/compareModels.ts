@@ -3,8 +3,8 @@
 // generation by generation on real code prompts: decode ms/token, prefill ms, and how many greedy texts agree.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { packageRoot } from '../src/engine/defaultModel';
-import { Engine } from '../src/engine/engine';
+import { packageRoot } from '../src/engine/host/defaultModel';
+import { Engine } from '../src/engine/worker/engine';
 import { median, round } from './stats';
 
 async function main(): Promise<void> {

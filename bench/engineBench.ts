@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Engine } from '../src/engine/engine';
+import { Engine } from '../src/engine/worker/engine';
 import { median, percentile, round } from './stats';
 
 export interface EngineBenchResult {

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Engine } from '../src/engine/engine';
+import { Engine } from '../src/engine/worker/engine';
 import { interleaved, type ThroughputRow, type TokenTimes } from './interleaved';
 import { round } from './stats';
 

@@ -7,8 +7,8 @@ import { buildPrompt } from '../src/completion/prompt/buildPrompt';
 import { pickFimTemplate } from '../src/completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../src/completion/settings';
 import { INLINE_PRESET } from '../src/completion/presets';
-import { defaultModelDir, packageRoot } from '../src/engine/defaultModel';
-import { Engine } from '../src/engine/engine';
+import { defaultModelDir, packageRoot } from '../src/engine/host/defaultModel';
+import { Engine } from '../src/engine/worker/engine';
 import { editSimilarity } from './editSimilarity';
 import { median, round } from './stats';
 

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Engine } from '../src/engine/engine';
+import { Engine } from '../src/engine/worker/engine';
 import { interleavedMany, type Generation, type ThroughputRow, type TokenTimes } from './interleaved';
 import { openLlamaCpp, syntheticPrompt } from './llamaCpp';
 import { onnxWeightBytesPerToken, type OnnxWeightBytes } from './onnxWeights';

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Engine } from '../src/engine/engine';
+import { Engine } from '../src/engine/worker/engine';
 import { interleaved, type ThroughputRow, type TokenTimes } from './interleaved';
 import { syntheticPrompt } from './llamaCpp';
 import { round } from './stats';

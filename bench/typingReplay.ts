@@ -4,7 +4,7 @@ import { CompletionService, type CompletionOutcome } from '../src/completion/com
 import { textSource } from '../src/completion/context/documentContext';
 import { pickFimTemplate } from '../src/completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../src/completion/settings';
-import { EngineClient } from '../src/engine/client';
+import { EngineClient } from '../src/engine/host/client';
 import { percentile, round } from './stats';
 
 export interface TypingReplayResult {

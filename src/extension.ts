@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { AdaptiveDebounce } from './completion/adaptiveDebounce';
 import { SessionStats } from './completion/sessionStats';
-import { EngineClient } from './engine/client';
+import { EngineClient } from './engine/host/client';
 import { registerCommands } from './vscode/commands';
 import { registerModelCommands } from './vscode/downloadModel';
 import { Config } from './vscode/config';

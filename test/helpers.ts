@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { packageRoot } from '../src/engine/defaultModel';
+import { packageRoot } from '../src/engine/host/defaultModel';
 
 export const ROOT = packageRoot(__dirname);
 export const TINY = path.join(ROOT, 'test', 'fixtures', 'tiny-llama');
@@ -11,7 +11,7 @@ export const TINY = path.join(ROOT, 'test', 'fixtures', 'tiny-llama');
  */
 export const TINY_FUSED = path.join(path.dirname(TINY), 'tiny-llama-fused');
 /** The worker as tsc compiles it next to the client (tests run the compiled sources, not the bundle). */
-export const WORKER = path.join(ROOT, 'out', 'src', 'engine', 'worker.js');
+export const WORKER = path.join(ROOT, 'out', 'src', 'engine', 'worker', 'worker.js');
 
 export interface Reference {
   prompt: string;

@@ -1,6 +1,6 @@
 import type { CompletionService } from '../completion/completionService';
 import { positionAt, textSource } from '../completion/context/documentContext';
-import { RequestError } from '../engine/errors';
+import { RequestError } from '../engine/shared/errors';
 
 const FIELDS = ['id', 'prefix', 'suffix', 'language', 'path', 'explicit'];
 

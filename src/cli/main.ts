@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
-import { EngineClient } from '../engine/client';
-import type { DecodeOptions } from '../engine/decodeOptions';
-import { defaultModelDir } from '../engine/defaultModel';
-import { errorMessage } from '../engine/errors';
+import { EngineClient } from '../engine/host/client';
+import type { DecodeOptions } from '../engine/shared/decodeOptions';
+import { defaultModelDir } from '../engine/host/defaultModel';
+import { errorMessage } from '../engine/shared/errors';
 import { checkKnown, num, one, parseArgs, type ParsedArgs } from './args';
 import { convertCommand } from './convertCommand';
 import { toResponse } from './response';

@@ -1,4 +1,4 @@
-import type { GenerateResult } from '../engine/types';
+import type { GenerateResult } from '../engine/shared/types';
 
 /** The serve-stdio / `generate --json` response: the contract scripts and benchmarks rely on. */
 export function toResponse(id: unknown, r: GenerateResult): Record<string, unknown> {

@@ -2,9 +2,9 @@ import * as readline from 'node:readline';
 import { CompletionService } from '../completion/completionService';
 import { pickFimTemplate } from '../completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../completion/settings';
-import type { EngineClient } from '../engine/client';
-import { errorMessage } from '../engine/errors';
-import { decodeOptionsFromSnake } from '../engine/snakeCaseOptions';
+import type { EngineClient } from '../engine/host/client';
+import { errorMessage } from '../engine/shared/errors';
+import { decodeOptionsFromSnake } from './snakeCaseOptions';
 import { handleCompletionRequest } from './completionRequest';
 import { errorResponse, toResponse } from './response';
 

@@ -1,5 +1,5 @@
-import { promptText } from '../engine/prompt';
-import type { GenerationStats } from '../engine/types';
+import { promptText } from '../engine/shared/prompt';
+import type { GenerationStats } from '../engine/shared/types';
 import { CompletionCache } from './cache/completionCache';
 import { contextHash } from './cache/contextKey';
 import { ChunkRing } from './context/chunkRing';

@@ -1,6 +1,6 @@
-import type { DecodeOptions } from '../engine/decodeOptions';
-import type { Prompt } from '../engine/prompt';
-import type { GenerateResult } from '../engine/types';
+import type { DecodeOptions } from '../engine/shared/decodeOptions';
+import type { Prompt } from '../engine/shared/prompt';
+import type { GenerateResult } from '../engine/shared/types';
 
 /** What the completion pipeline needs of the engine (the worker client satisfies it). */
 export interface Generator {

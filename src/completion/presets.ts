@@ -1,4 +1,4 @@
-import type { DecodeOptions } from '../engine/decodeOptions';
+import type { DecodeOptions } from '../engine/shared/decodeOptions';
 
 /**
  * Decode presets. package.json's settings defaults are checked against these by a test, so the two

@@ -1,4 +1,4 @@
-import { LEAN_GRAPH_NAME, leanNames as N } from '../engine/leanContract';
+import { LEAN_GRAPH_NAME, leanNames as N } from '../engine/model/leanContract';
 import type { Architecture } from './architecture';
 import { ConvertError } from './errors';
 import { DT, OnnxWriter } from './onnxWriter';
@@ -19,7 +19,7 @@ const CHUNK_FLOATS = 4 << 20;
 const MS = 'com.microsoft';
 
 /**
- * Writes the lean decoder graph (contract in src/engine/leanContract.ts) for a llama / qwen2 / starcoder2
+ * Writes the lean decoder graph (contract in src/engine/model/leanContract.ts) for a llama / qwen2 / starcoder2
  * checkpoint: fused q/k/v and gate/up projections, onnxruntime's RotaryEmbedding, (Skip)SimplifiedLayerNorm
  * or (Skip)LayerNorm, grouped query heads folded into the rows of the score product (no KV expansion),
  * MatMulNBits weights (or fp32 MatMul), and logits of the last positions only.

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { halfToFloat } from '../engine/half';
+import { halfToFloat } from '../engine/model/half';
 import { ConvertError } from './errors';
 
 /**

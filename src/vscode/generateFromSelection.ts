@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { EngineClient } from '../engine/client';
+import type { EngineClient } from '../engine/host/client';
 import type { Config } from './config';
 import type { StatusBar } from './statusBar';
 

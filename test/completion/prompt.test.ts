@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { buildPrompt } from '../../src/completion/prompt/buildPrompt';
 import { pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
 import type { DocumentContext } from '../../src/completion/types';
-import { promptText } from '../../src/engine/prompt';
+import { promptText } from '../../src/engine/shared/prompt';
 
 const ctx: DocumentContext = {
   prefix: 'def f(x):\n',

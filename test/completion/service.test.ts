@@ -4,7 +4,7 @@ import { CompletionService, type CompletionSettings } from '../../src/completion
 import { positionAt, textSource } from '../../src/completion/context/documentContext';
 import { pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../../src/completion/settings';
-import { Engine } from '../../src/engine/engine';
+import { Engine } from '../../src/engine/worker/engine';
 import { TINY } from '../helpers';
 
 let engine: Engine;

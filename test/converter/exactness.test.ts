@@ -3,9 +3,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { convertCheckpoint } from '../../src/converter/convert';
-import { Engine } from '../../src/engine/engine';
-import { LeanKvCache } from '../../src/engine/leanCache';
-import { OnnxCausalLM, type AnyKvCache } from '../../src/engine/onnxModel';
+import { Engine } from '../../src/engine/worker/engine';
+import { LeanKvCache } from '../../src/engine/model/leanCache';
+import { OnnxCausalLM, type AnyKvCache } from '../../src/engine/model/onnxModel';
 import { argmax, maxAbsDiff } from '../helpers';
 import { CASES, CHECKPOINTS, checkpointReference, tempDir } from './checkpointFixtures';
 

@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import { convertCheckpoint } from '../../src/converter/convert';
 import { dequantizeRows, quantizeRows, toHalfPrecision, type Bits } from '../../src/converter/quantize';
 import { Checkpoint } from '../../src/converter/safetensors';
-import { OnnxCausalLM } from '../../src/engine/onnxModel';
+import { OnnxCausalLM } from '../../src/engine/model/onnxModel';
 import { maxAbsDiff } from '../helpers';
 import { CHECKPOINTS, checkpointReference, copyCheckpointMeta, f32Bytes, tempDir, writeSafetensors, type TensorSpec } from './checkpointFixtures';
 

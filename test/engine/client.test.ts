@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { EngineClient } from '../../src/engine/client';
+import { EngineClient } from '../../src/engine/host/client';
 import { TINY, WORKER, loadReference } from '../helpers';
 
 const ref = loadReference();

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { readModelFolder } from '../../src/engine/modelFolder';
-import { StreamingDetokenizer } from '../../src/engine/streamingDetokenizer';
-import { TextTokenizer } from '../../src/engine/tokenizer';
+import { readModelFolder } from '../../src/engine/model/modelFolder';
+import { StreamingDetokenizer } from '../../src/engine/decode/streamingDetokenizer';
+import { TextTokenizer } from '../../src/engine/model/tokenizer';
 import { TINY } from '../helpers';
 
 test('streaming detokenization never emits half a UTF-8 character', () => {

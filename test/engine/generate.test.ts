@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Engine } from '../../src/engine/engine';
+import { Engine } from '../../src/engine/worker/engine';
 import { TINY, TINY_FUSED, loadReference } from '../helpers';
 
 const ref = loadReference();
@@ -84,9 +84,9 @@ async function sequenceLogprob(tokens: number[]): Promise<number> {
 }
 
 async function beamlessLogprob(tokens: number[]): Promise<number> {
-  const { OnnxCausalLM } = await import('../../src/engine/onnxModel');
-  const { KvCache } = await import('../../src/engine/kvCache');
-  const { logSoftmaxRow } = await import('../../src/engine/logSoftmax');
+  const { OnnxCausalLM } = await import('../../src/engine/model/onnxModel');
+  const { KvCache } = await import('../../src/engine/model/kvCache');
+  const { logSoftmaxRow } = await import('../../src/engine/decode/logSoftmax');
   const model = await OnnxCausalLM.load(engine.folder.onnxPath, engine.folder.config, { threads: 1 });
   try {
     let r = await model.forward([engine.tokenize(ref.prompt)], KvCache.empty(model.contract));

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { defaultModelDir } from '../../src/engine/defaultModel';
-import { Engine } from '../../src/engine/engine';
+import { defaultModelDir } from '../../src/engine/host/defaultModel';
+import { Engine } from '../../src/engine/worker/engine';
 import { TINY, copyModel } from '../helpers';
 
 async function loadError(mutate: (dir: string) => void): Promise<Error> {

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { readModelFolder } from '../../src/engine/modelFolder';
-import { OnnxCausalLM } from '../../src/engine/onnxModel';
-import { TextTokenizer } from '../../src/engine/tokenizer';
+import { readModelFolder } from '../../src/engine/model/modelFolder';
+import { OnnxCausalLM } from '../../src/engine/model/onnxModel';
+import { TextTokenizer } from '../../src/engine/model/tokenizer';
 import { TINY, TINY_FUSED, argmax, loadReference, maxAbsDiff } from '../helpers';
 
 for (const [graph, dir] of [['torch.onnx', TINY], ['ghostline convert (lean)', TINY_FUSED]]) test(`prefill plus 20 decode steps match the PyTorch reference (max abs diff < 1e-4), ${graph} graph`, async () => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Engine } from '../../src/engine/engine';
-import { KvCache } from '../../src/engine/kvCache';
-import { readModelFolder } from '../../src/engine/modelFolder';
-import { OnnxCausalLM } from '../../src/engine/onnxModel';
+import { Engine } from '../../src/engine/worker/engine';
+import { KvCache } from '../../src/engine/model/kvCache';
+import { readModelFolder } from '../../src/engine/model/modelFolder';
+import { OnnxCausalLM } from '../../src/engine/model/onnxModel';
 import { TINY, maxAbsDiff } from '../helpers';
 
 let engine: Engine;

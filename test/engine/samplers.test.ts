@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Candidates, topIndices } from '../../src/engine/samplers/candidates';
-import { SamplerChain, draw, verifyDraft } from '../../src/engine/samplers/chain';
-import { minP } from '../../src/engine/samplers/minP';
-import { Prng } from '../../src/engine/samplers/prng';
-import { repetitionPenalty } from '../../src/engine/samplers/repetitionPenalty';
-import { topK } from '../../src/engine/samplers/topK';
-import { topP } from '../../src/engine/samplers/topP';
+import { Candidates, topIndices } from '../../src/engine/decode/samplers/candidates';
+import { SamplerChain, draw, verifyDraft } from '../../src/engine/decode/samplers/chain';
+import { minP } from '../../src/engine/decode/samplers/minP';
+import { Prng } from '../../src/engine/decode/samplers/prng';
+import { repetitionPenalty } from '../../src/engine/decode/samplers/repetitionPenalty';
+import { topK } from '../../src/engine/decode/samplers/topK';
+import { topP } from '../../src/engine/decode/samplers/topP';
 
 const ctx = (history: number[] = []) => ({ history, rng: new Prng(1) });
 const randomRow = (n: number, seed: number) => {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { defaultModelDir } from '../../src/engine/defaultModel';
-import { Engine } from '../../src/engine/engine';
-import { readModelFolder } from '../../src/engine/modelFolder';
-import { TokenPrefixIndex, planHealing, restrictTo } from '../../src/engine/tokenHealing';
-import { TextTokenizer } from '../../src/engine/tokenizer';
+import { defaultModelDir } from '../../src/engine/host/defaultModel';
+import { Engine } from '../../src/engine/worker/engine';
+import { readModelFolder } from '../../src/engine/model/modelFolder';
+import { TokenPrefixIndex, planHealing, restrictTo } from '../../src/engine/decode/tokenHealing';
+import { TextTokenizer } from '../../src/engine/model/tokenizer';
 import { ROOT, TINY } from '../helpers';
 
 // The default model's real byte-level BPE tokenizer.

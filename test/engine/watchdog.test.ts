@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { EngineClient } from '../../src/engine/client';
+import { EngineClient } from '../../src/engine/host/client';
 import { WORKER, copyModel } from '../helpers';
 
 /**

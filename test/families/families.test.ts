@@ -13,12 +13,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
-import { packageRoot } from '../../src/engine/defaultModel';
-import { Engine } from '../../src/engine/engine';
-import { KvCache } from '../../src/engine/kvCache';
-import { readModelFolder } from '../../src/engine/modelFolder';
-import { OnnxCausalLM } from '../../src/engine/onnxModel';
-import { TextTokenizer } from '../../src/engine/tokenizer';
+import { packageRoot } from '../../src/engine/host/defaultModel';
+import { Engine } from '../../src/engine/worker/engine';
+import { KvCache } from '../../src/engine/model/kvCache';
+import { readModelFolder } from '../../src/engine/model/modelFolder';
+import { OnnxCausalLM } from '../../src/engine/model/onnxModel';
+import { TextTokenizer } from '../../src/engine/model/tokenizer';
 import { argmax, loadReference as loadSharedReference, maxAbsDiff } from '../helpers';
 
 const ROOT = packageRoot(__dirname);

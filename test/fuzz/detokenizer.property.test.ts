@@ -3,9 +3,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import * as fc from 'fast-check';
-import { defaultModelDir } from '../../src/engine/defaultModel';
-import { StreamingDetokenizer } from '../../src/engine/streamingDetokenizer';
-import { TextTokenizer } from '../../src/engine/tokenizer';
+import { defaultModelDir } from '../../src/engine/host/defaultModel';
+import { StreamingDetokenizer } from '../../src/engine/decode/streamingDetokenizer';
+import { TextTokenizer } from '../../src/engine/model/tokenizer';
 import { ROOT } from '../helpers';
 import { fuzzParams } from './fuzzParams';
 

@@ -3,8 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import * as fc from 'fast-check';
-import { boundPrompt, promptLength, promptText, type PromptPart } from '../../src/engine/prompt';
-import { TextTokenizer } from '../../src/engine/tokenizer';
+import { boundPrompt, promptLength, promptText, type PromptPart } from '../../src/engine/shared/prompt';
+import { TextTokenizer } from '../../src/engine/model/tokenizer';
 import { ROOT } from '../helpers';
 import { fuzzParams } from './fuzzParams';
 

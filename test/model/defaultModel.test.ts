@@ -10,8 +10,8 @@ import { positionAt, textSource } from '../../src/completion/context/documentCon
 import { pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
 import { INLINE_PRESET, inlineDecodeOptions } from '../../src/completion/presets';
 import { defaultCompletionSettings } from '../../src/completion/settings';
-import { defaultModelDir } from '../../src/engine/defaultModel';
-import { Engine } from '../../src/engine/engine';
+import { defaultModelDir } from '../../src/engine/host/defaultModel';
+import { Engine } from '../../src/engine/worker/engine';
 import { ROOT } from '../helpers';
 
 const MODEL = defaultModelDir(ROOT);

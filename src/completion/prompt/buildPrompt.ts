@@ -1,4 +1,4 @@
-import { text, type PromptPart } from '../../engine/prompt';
+import { text, type PromptPart } from '../../engine/shared/prompt';
 import type { DocumentContext, ExtraChunk } from '../types';
 import type { FimTemplate } from './fimTemplates';
 

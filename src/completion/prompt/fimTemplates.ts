@@ -1,4 +1,4 @@
-import { special as S, text as T, type PromptPart } from '../../engine/prompt';
+import { special as S, text as T, type PromptPart } from '../../engine/shared/prompt';
 
 /**
  * Fill-in-the-middle prompt formats by model family, picked from the model's own special tokens.

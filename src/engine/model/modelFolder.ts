@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ModelFolderError } from './errors';
+import { ModelFolderError } from '../shared/errors';
 
 /**
  * ONNX files in the order the engine prefers them on a CPU when the folder has several:

@@ -1,10 +1,11 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cancelledResult } from './cancelledResult';
-import type { DecodeOptions } from './decodeOptions';
-import type { EngineOptions } from './engine';
-import type { FromWorker, ToWorker, WorkerStats } from './protocol';
-import type { Prompt } from './prompt';
-import type { GenerateResult, GenerationStats, ModelInfo } from './types';
+import { cancelledResult } from '../shared/cancelledResult';
+import type { DecodeOptions } from '../shared/decodeOptions';
+import type { EngineOptions } from '../worker/engine';
+import type { FromWorker, ToWorker, WorkerStats } from '../shared/protocol';
+import type { Prompt } from '../shared/prompt';
+import type { GenerateResult, GenerationStats, ModelInfo } from '../shared/types';
 import { startWorker, type WorkerHost, type WorkerKind } from './workerHost';
 
 /** An error reported by the worker, keeping the name it had there (ModelFolderError, RequestError...). */
@@ -29,7 +30,7 @@ interface Pending {
 type Reply<T extends FromWorker['type']> = Extract<FromWorker, { type: T }>;
 
 export interface EngineClientOptions {
-  /** Path of the bundled worker script; defaults to worker.js next to this file. */
+  /** Path of the worker script; defaults to the bundle's dist/worker.js, or the compiled worker/worker.js. */
   workerPath?: string;
   /** Child process (default, survives native crashes) or worker thread. */
   workerKind?: WorkerKind;
@@ -61,7 +62,7 @@ export class EngineClient {
   onCrash?: (message: string) => void;
 
   constructor(opts: EngineClientOptions = {}) {
-    this.workerPath = opts.workerPath ?? path.join(__dirname, 'worker.js');
+    this.workerPath = opts.workerPath ?? defaultWorkerPath();
     this.workerKind = opts.workerKind ?? 'process';
     this.cancelGraceMs = opts.cancelGraceMs ?? 1500;
   }
@@ -223,4 +224,10 @@ export class EngineClient {
       if (this.pending.size === 0) worker.setBusy(false);
     });
   }
+}
+
+/** In the esbuild bundle the worker sits next to this code (dist/worker.js); compiled by tsc, in ../worker/. */
+function defaultWorkerPath(): string {
+  const bundled = path.join(__dirname, 'worker.js');
+  return fs.existsSync(bundled) ? bundled : path.join(__dirname, '..', 'worker', 'worker.js');
 }

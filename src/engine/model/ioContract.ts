@@ -1,5 +1,5 @@
 import type { InferenceSession } from 'onnxruntime-node';
-import { ModelFolderError } from './errors';
+import { ModelFolderError } from '../shared/errors';
 import { leanNames } from './leanContract';
 
 export type KvType = 'float32' | 'float16';

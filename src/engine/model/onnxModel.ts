@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
-import { ModelFolderError, errorMessage } from './errors';
+import { ModelFolderError, errorMessage } from '../shared/errors';
 import { halfToFloat } from './half';
 import { readIoContract, type IoContract } from './ioContract';
 import { KvCache } from './kvCache';

@@ -1,4 +1,4 @@
-import type { DecodeOptions } from '../decodeOptions';
+import type { DecodeOptions } from '../../shared/decodeOptions';
 import { Candidates } from './candidates';
 import { minP } from './minP';
 import { repetitionPenalty } from './repetitionPenalty';

@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
-import type { FromWorker, ToWorker } from './protocol';
+import type { FromWorker, ToWorker } from '../shared/protocol';
 
 /**
  * Where the inference worker runs.

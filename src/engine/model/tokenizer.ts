@@ -1,6 +1,6 @@
 import { Tokenizer } from '@huggingface/tokenizers';
-import { RequestError } from './errors';
-import type { Prompt } from './prompt';
+import { RequestError } from '../shared/errors';
+import type { Prompt } from '../shared/prompt';
 
 /** The model's tokenizer (`@huggingface/tokenizers`, no hand-written code), plus what the engine needs to know of it. */
 export class TextTokenizer {

@@ -1,4 +1,4 @@
-import type { TextTokenizer } from './tokenizer';
+import type { TextTokenizer } from '../model/tokenizer';
 
 /**
  * Token healing: a prompt cut at the cursor often ends inside what the tokenizer would write as one token

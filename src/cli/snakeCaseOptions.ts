@@ -1,5 +1,5 @@
-import { resolveDecodeOptions, type DecodeOptions } from './decodeOptions';
-import { RequestError } from './errors';
+import { resolveDecodeOptions, type DecodeOptions } from '../engine/shared/decodeOptions';
+import { RequestError } from '../engine/shared/errors';
 
 /** The snake_case names of the CLI / serve-stdio contract, mapped to DecodeOptions keys. */
 export const SNAKE_TO_OPTION: Record<string, keyof DecodeOptions> = {

@@ -1,4 +1,4 @@
-import type { DecodeOptions } from './decodeOptions';
+import type { DecodeOptions } from '../shared/decodeOptions';
 
 export type FinishReason = 'eos' | 'length' | 'stop' | 'time' | 'cancelled' | 'error';
 

@@ -1,23 +1,34 @@
-import { beamSearch } from './beamSearch';
-import { cancelledResult } from './cancelledResult';
-import { resolveDecodeOptions, type DecodeOptions } from './decodeOptions';
-import { RequestError } from './errors';
-import { commonPrefixLength } from './kvCache';
-import { eosIds, readModelFolder, type ModelFolder, type ReadModelFolderOptions } from './modelFolder';
-import { OnnxCausalLM, defaultThreads, onnxWeightBytes, type AnyKvCache, type SessionOptions } from './onnxModel';
-import { SamplerChain } from './samplers/chain';
-import { Prng } from './samplers/prng';
-import { sampleLoop } from './sampleLoop';
-import { TokenPrefixIndex, planHealing, restrictTo } from './tokenHealing';
-import { rotaryPositions } from './graphLimits';
-import { TextTokenizer } from './tokenizer';
-import { boundPrompt, promptProblem, promptText, type Prompt } from './prompt';
-import { ModelFolderError } from './errors';
-import type { GenerateResult, GenerationStats, ModelInfo, Sequence } from './types';
+import { beamSearch } from '../decode/beamSearch';
+import { cancelledResult } from '../shared/cancelledResult';
+import { resolveDecodeOptions, type DecodeOptions } from '../shared/decodeOptions';
+import { RequestError } from '../shared/errors';
+import { commonPrefixLength } from '../model/kvCache';
+import { eosIds, readModelFolder, type ModelFolder, type ReadModelFolderOptions } from '../model/modelFolder';
+import { OnnxCausalLM, defaultThreads, onnxWeightBytes, type AnyKvCache, type SessionOptions } from '../model/onnxModel';
+import { SamplerChain } from '../decode/samplers/chain';
+import { Prng } from '../decode/samplers/prng';
+import { sampleLoop } from '../decode/sampleLoop';
+import { TokenPrefixIndex, planHealing, restrictTo, type Healing } from '../decode/tokenHealing';
+import { rotaryPositions } from '../model/graphLimits';
+import { TextTokenizer } from '../model/tokenizer';
+import { boundPrompt, promptProblem, promptText, type Prompt } from '../shared/prompt';
+import { ModelFolderError } from '../shared/errors';
+import type { GenerateResult, GenerationStats, ModelInfo, Sequence } from '../shared/types';
 
 export interface EngineOptions extends SessionOptions, ReadModelFolderOptions {
   /** Prompt tokens per prefill call: a cancel waits for at most one chunk. */
   prefillChunk?: number;
+}
+
+/** The prompt as the model will see it, and what was changed to fit. */
+interface PromptPlan {
+  tokens: number[];
+  /** Oldest prompt tokens dropped to fit the context. */
+  truncated: number;
+  notices: string[];
+  /** Beam width (1: sampling or greedy). */
+  beams: number;
+  healing: Healing | null;
 }
 
 export interface GenerateHooks {
@@ -130,19 +141,46 @@ export class Engine {
     await this.model.release();
   }
 
+  /** One request: prompt tokens, prefill, decode (beams or samples), the result with its stats. */
   private async run(input: Prompt, options: Partial<DecodeOptions>, hooks: GenerateHooks): Promise<GenerateResult> {
     const t0 = performance.now();
     const opts = resolveDecodeOptions(options);
     const problem = promptProblem(input);
     if (problem) throw new RequestError(problem);
     if (hooks.signal?.aborted) return cancelledResult();
+    const plan = this.planPrompt(input, opts);
+    const stats: GenerationStats = { ...cancelledResult().stats, promptTokens: plan.tokens.length, truncatedTokens: plan.truncated };
+    const finish = (sequences: Sequence[]): GenerateResult => {
+      stats.totalMs = performance.now() - t0;
+      stats.generatedTokens = sequences.reduce((s, q) => s + q.tokens.length, 0);
+      return { ...sequences[0], sequences, stats, ...(plan.notices.length > 0 ? { notices: plan.notices } : {}) };
+    };
+
+    const firstLogits = await this.prefillTokens(plan.tokens, stats, hooks.signal);
+    stats.prefillMs = performance.now() - t0;
+    if (!firstLogits) return finish([{ text: '', finishReason: 'cancelled', logprob: NaN, tokens: [] }]);
+
+    const t1 = performance.now();
+    const stopIds = opts.ignoreEos ? new Set<number>() : opts.stopOnSpecialTokens ? this.specialStopIds : this.stopIds;
+    const sequences =
+      plan.beams > 1
+        ? await this.decodeBeams(firstLogits, { ...opts, numBeams: plan.beams }, stopIds, hooks, t0)
+        : await this.decodeSamples(firstLogits, plan, opts, stopIds, hooks, t0, stats);
+    stats.decodeMs = performance.now() - t1;
+    return finish(sequences);
+  }
+
+  /**
+   * The prompt's tokens for this request: bounded before tokenizing, `maxNewTokens` capped to half the
+   * context, the oldest tokens dropped to fit, and the last one taken back for token healing.
+   */
+  private planPrompt(input: Prompt, opts: DecodeOptions): PromptPlan {
     const ctx = this.info.contextLength;
     const notices: string[] = [];
     // Tokenizing is synchronous and cannot be cancelled: never tokenize far more text than the context holds.
     const bounded = boundPrompt(input, ctx * MAX_CHARS_PER_TOKEN);
     if (bounded.droppedChars > 0) notices.push(`the prompt's first ${bounded.droppedChars} characters were dropped before tokenizing (the model's context is ${ctx} tokens)`);
-    const prompt = bounded.prompt;
-    let tokens = this.tokenizer.encodePrompt(prompt);
+    let tokens = this.tokenizer.encodePrompt(bounded.prompt);
     if (tokens.length === 0) throw new RequestError('prompt encodes to no tokens');
     // Keep room to generate: drop the oldest prompt tokens rather than fail.
     const cap = Math.max(1, Math.floor(ctx / 2));
@@ -158,114 +196,101 @@ export class Engine {
     if (truncated > 0) tokens = tokens.slice(truncated);
     const beams = opts.numBeams > 1 ? opts.numBeams : opts.temperature === 0 && opts.numReturnSequences > 1 ? opts.numReturnSequences : 1;
     // Token healing (sampling and greedy; beam search keeps the prompt as it is).
-    const healing = opts.tokenHealing && beams === 1 ? planHealing(promptText(prompt), tokens, this.tokenizer, (this.prefixIndex ??= new TokenPrefixIndex(this.tokenizer))) : null;
+    const healing =
+      opts.tokenHealing && beams === 1 ? planHealing(promptText(bounded.prompt), tokens, this.tokenizer, (this.prefixIndex ??= new TokenPrefixIndex(this.tokenizer))) : null;
     if (healing) tokens = healing.tokens;
+    return { tokens, truncated, notices, beams, healing };
+  }
 
-    const stats: GenerationStats = {
-      promptTokens: tokens.length,
-      reusedTokens: 0,
-      prefillTokens: 0,
-      generatedTokens: 0,
-      truncatedTokens: truncated,
-      prefillMs: 0,
-      decodeMs: 0,
-      totalMs: 0,
-      draftTokens: 0,
-      acceptedDraftTokens: 0,
-    };
-    const draftStats = { drafted: 0, accepted: 0 };
-    const finish = (sequences: Sequence[]): GenerateResult => {
-      stats.totalMs = performance.now() - t0;
-      stats.generatedTokens = sequences.reduce((s, q) => s + q.tokens.length, 0);
-      return { ...sequences[0], sequences, stats, ...(notices.length > 0 ? { notices } : {}) };
-    };
-
-    const firstLogits = await this.prefillTokens(tokens, stats, hooks.signal);
-    stats.prefillMs = performance.now() - t0;
-    if (!firstLogits) return finish([{ text: '', finishReason: 'cancelled', logprob: NaN, tokens: [] }]);
-
-    const t1 = performance.now();
-    const stopIds = opts.ignoreEos ? new Set<number>() : opts.stopOnSpecialTokens ? this.specialStopIds : this.stopIds;
-    const decode = (ids: number[]) => this.tokenizer.decode(ids);
-    const now = () => performance.now();
-    const room = () => ctx - this.cache.length;
-    let sequences: Sequence[];
-    if (beams > 1) {
-      const promptCache = this.cache;
-      let beamCache = promptCache;
-      sequences = await beamSearch({
-        firstLogits,
-        vocab: this.model.contract.vocab,
-        opts: { ...opts, numBeams: beams },
-        stopIds,
-        decode,
-        signal: hooks.signal,
-        startedAt: t0,
-        now,
-        stepper: {
-          step: async (next, parents) => {
-            const r = await this.forward(
-              next.map((t) => [t]),
-              beamCache.gather(parents),
-            );
-            beamCache = r.cache;
-            await yieldToEventLoop();
-            return r.logits;
-          },
-          room: () => ctx - beamCache.length,
+  /** Beam search (n-best) from the prompt's logits; the batch-1 prompt cache is kept for the next request. */
+  private async decodeBeams(firstLogits: Float32Array, opts: DecodeOptions, stopIds: Set<number>, hooks: GenerateHooks, startedAt: number): Promise<Sequence[]> {
+    const ctx = this.info.contextLength;
+    const promptCache = this.cache;
+    let beamCache = promptCache;
+    const sequences = await beamSearch({
+      firstLogits,
+      vocab: this.model.contract.vocab,
+      opts,
+      stopIds,
+      decode: (ids) => this.tokenizer.decode(ids),
+      signal: hooks.signal,
+      startedAt,
+      now: () => performance.now(),
+      stepper: {
+        step: async (next, parents) => {
+          const r = await this.forward(
+            next.map((t) => [t]),
+            beamCache.gather(parents),
+          );
+          beamCache = r.cache;
+          await yieldToEventLoop();
+          return r.logits;
         },
-      });
-      // The batch-1 prompt cache is untouched by the beams: keep it for the next request.
-      this.cache = promptCache;
-      if (hooks.onText && sequences[0].text) hooks.onText(sequences[0].text);
-    } else {
-      const chain = new SamplerChain(opts);
-      const rng = new Prng(opts.seed);
-      sequences = [];
-      for (let n = 0; n < opts.numReturnSequences; n++) {
-        if (n > 0) this.cache = this.cache.crop(tokens.length);
-        sequences.push(
-          await sampleLoop({
-            firstLogits: healing ? restrictTo(firstLogits, healing.allowed) : firstLogits,
-            healText: healing?.text,
-            history: tokens,
-            opts,
-            chain,
-            rng,
-            stopIds,
-            decode,
-            signal: hooks.signal,
-            startedAt: t0,
-            now,
-            onText: n === 0 ? hooks.onText : undefined,
-            draftStats,
-            stepper: {
-              step: async (id) => {
-                const r = await this.forward([[id]], this.cache);
-                this.cache = r.cache;
-                await yieldToEventLoop();
-                return r.logits;
-              },
-              stepMany: async (ids) => {
-                const r = await this.forward([ids], this.cache, ids.length);
-                this.cache = r.cache;
-                await yieldToEventLoop();
-                return r.logits;
-              },
-              rollback: (n) => {
-                if (n > 0) this.cache = this.cache.crop(this.cache.length - n);
-              },
-              room,
+        room: () => ctx - beamCache.length,
+      },
+    });
+    this.cache = promptCache;
+    if (hooks.onText && sequences[0].text) hooks.onText(sequences[0].text);
+    return sequences;
+  }
+
+  /** Sampling or greedy, `numReturnSequences` times from the same prompt cache, with prompt-lookup drafts. */
+  private async decodeSamples(
+    firstLogits: Float32Array,
+    plan: PromptPlan,
+    opts: DecodeOptions,
+    stopIds: Set<number>,
+    hooks: GenerateHooks,
+    startedAt: number,
+    stats: GenerationStats,
+  ): Promise<Sequence[]> {
+    const ctx = this.info.contextLength;
+    const chain = new SamplerChain(opts);
+    const rng = new Prng(opts.seed);
+    const draftStats = { drafted: 0, accepted: 0 };
+    const sequences: Sequence[] = [];
+    for (let n = 0; n < opts.numReturnSequences; n++) {
+      if (n > 0) this.cache = this.cache.crop(plan.tokens.length);
+      sequences.push(
+        await sampleLoop({
+          firstLogits: plan.healing ? restrictTo(firstLogits, plan.healing.allowed) : firstLogits,
+          healText: plan.healing?.text,
+          history: plan.tokens,
+          opts,
+          chain,
+          rng,
+          stopIds,
+          decode: (ids) => this.tokenizer.decode(ids),
+          signal: hooks.signal,
+          startedAt,
+          now: () => performance.now(),
+          onText: n === 0 ? hooks.onText : undefined,
+          draftStats,
+          stepper: {
+            step: async (id) => {
+              const r = await this.forward([[id]], this.cache);
+              this.cache = r.cache;
+              await yieldToEventLoop();
+              return r.logits;
             },
-          }),
-        );
-        if (hooks.signal?.aborted) break;
-      }
+            stepMany: async (ids) => {
+              const r = await this.forward([ids], this.cache, ids.length);
+              this.cache = r.cache;
+              await yieldToEventLoop();
+              return r.logits;
+            },
+            rollback: (k) => {
+              if (k > 0) this.cache = this.cache.crop(this.cache.length - k);
+            },
+            room: () => ctx - this.cache.length,
+          },
+        }),
+      );
+      if (hooks.signal?.aborted) break;
     }
-    stats.decodeMs = performance.now() - t1;
     stats.draftTokens = draftStats.drafted;
     stats.acceptedDraftTokens = draftStats.accepted;
-    return finish(sequences);
+    return sequences;
   }
 
   /** One model pass; logit columns past the tokenizer's vocabulary (padding) can never be picked. */

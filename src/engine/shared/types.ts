@@ -1,5 +1,5 @@
 import type { DecodeOptions } from './decodeOptions';
-import type { FinishReason } from './stopping';
+import type { FinishReason } from '../decode/stopping';
 
 export type { FinishReason };
 

@@ -1,9 +1,9 @@
-import type { DecodeOptions } from './decodeOptions';
+import type { DecodeOptions } from '../shared/decodeOptions';
 import { topIndices } from './samplers/candidates';
 import { logSoftmaxRow } from './logSoftmax';
 import type { FinishReason } from './stopping';
 import { TextStopper } from './stopping';
-import type { Sequence } from './types';
+import type { Sequence } from '../shared/types';
 
 export interface BeamStepper {
   /** Feeds one token per beam; row j continues parent row parents[j]. Returns [beams, vocab] logits. */

@@ -1,9 +1,9 @@
-import type { DecodeOptions } from './decodeOptions';
+import type { DecodeOptions } from '../shared/decodeOptions';
 import { verifyDraft, type SamplerChain } from './samplers/chain';
 import type { Prng } from './samplers/prng';
 import { TextStopper, type FinishReason } from './stopping';
 import { StreamingDetokenizer } from './streamingDetokenizer';
-import type { Sequence } from './types';
+import type { Sequence } from '../shared/types';
 import { lookupDraft } from './promptLookup';
 
 export interface DecodeStepper {

@@ -3,9 +3,9 @@
 // worker thread; the messages are the same.
 import { parentPort } from 'node:worker_threads';
 import { Engine } from './engine';
-import { cancelledResult } from './cancelledResult';
-import { errorMessage } from './errors';
-import type { FromWorker, ToWorker } from './protocol';
+import { cancelledResult } from '../shared/cancelledResult';
+import { errorMessage } from '../shared/errors';
+import type { FromWorker, ToWorker } from '../shared/protocol';
 
 interface Port {
   on(event: 'message', listener: (msg: ToWorker) => void): unknown;
