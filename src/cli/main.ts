@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import { EngineClient } from '../engine/host/client';
-import type { DecodeOptions } from '../engine/shared/decodeOptions';
+import { resolveDecodeOptions, type DecodeOptions } from '../engine/shared/decodeOptions';
 import { defaultModelDir } from '../engine/host/defaultModel';
 import { errorMessage } from '../engine/shared/errors';
+import { DECODE_TABLE, kebabCase } from '../engine/shared/decodeTable';
 import { checkKnown, num, one, parseArgs, type ParsedArgs } from './args';
 import { convertCommand } from './convertCommand';
 import { toResponse } from './response';
@@ -12,9 +13,9 @@ const USAGE = `ghostline: local code completion engine (headless)
 
   ghostline generate [--model DIR] (--prompt TEXT | --prompt-file F) [--max-new-tokens N]
                      [--temperature T] [--top-k K] [--top-p P] [--min-p P] [--repetition-penalty R]
-                     [--num-beams B] [--num-return-sequences N] [--seed S] [--stop STR]...
-                     [--max-lines N] [--time-budget-ms MS] [--speculative-tokens N] [--ignore-eos] [--token-healing]
-                     [--threads N] [--json]
+                     [--repetition-window N] [--num-beams B] [--num-return-sequences N] [--seed S] [--stop STR]...
+                     [--max-lines N] [--time-budget-ms MS] [--speculative-tokens N] [--[no-]ignore-eos]
+                     [--[no-]token-healing] [--[no-]stop-on-special-tokens] [--threads N] [--json]
   ghostline serve-stdio [--model DIR] [--threads N]
       one JSON request per line on stdin, one JSON response per line on stdout
   ghostline convert --from CHECKPOINT_DIR --out MODEL_DIR [--quant q4|int8|fp32] [--block-size 32]
@@ -24,13 +25,13 @@ const USAGE = `ghostline: local code completion engine (headless)
 --model defaults to the model shipped in models/.`;
 
 async function main(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, ['json', 'help', 'ignore-eos', 'token-healing', 'progress-json']);
+  const args = parseArgs(argv, ['json', 'help', 'progress-json', ...OPTION_FLAGS]);
   if (args.flags.has('help') || !args.command) {
     process.stdout.write(USAGE + '\n');
     return args.command ? 0 : 2;
   }
   if (args.command === 'convert') return convertCommand(args);
-  if (args.command === 'generate') checkKnown(args, 'generate', GENERATE_VALUES, ['json', 'ignore-eos', 'token-healing']);
+  if (args.command === 'generate') checkKnown(args, 'generate', GENERATE_VALUES, ['json', ...OPTION_FLAGS]);
   else if (args.command === 'serve-stdio') checkKnown(args, 'serve-stdio', ['model', 'threads']);
   else throw new Error(`unknown command "${args.command}"\n\n${USAGE}`);
   const client = new EngineClient();
@@ -45,47 +46,32 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-const GENERATE_VALUES = [
-  'model',
-  'prompt',
-  'prompt-file',
-  'max-new-tokens',
-  'temperature',
-  'top-k',
-  'top-p',
-  'min-p',
-  'repetition-penalty',
-  'num-beams',
-  'num-return-sequences',
-  'seed',
-  'stop',
-  'max-lines',
-  'time-budget-ms',
-  'speculative-tokens',
-  'threads',
-];
+/** CLI flags of the decode options, from the one table: `--max-new-tokens N`, `--stop S` (repeatable), `--ignore-eos` / `--no-ignore-eos`. */
+const OPTION_VALUES = DECODE_TABLE.filter((r) => r.type !== 'boolean').map((r) => kebabCase(r.key));
+const OPTION_FLAGS = DECODE_TABLE.filter((r) => r.type === 'boolean').flatMap((r) => [kebabCase(r.key), `no-${kebabCase(r.key)}`]);
+const GENERATE_VALUES = ['model', 'prompt', 'prompt-file', 'threads', ...OPTION_VALUES];
+
+function decodeOptionsFromArgs(args: ParsedArgs): Partial<DecodeOptions> {
+  const out: Record<string, unknown> = {};
+  for (const row of DECODE_TABLE) {
+    const flag = kebabCase(row.key);
+    if (row.type === 'string[]') out[row.key] = args.values.get(flag);
+    else if (row.type !== 'boolean') out[row.key] = num(args, flag);
+    else if (args.flags.has(flag) || args.flags.has(`no-${flag}`)) {
+      if (args.flags.has(flag) && args.flags.has(`no-${flag}`)) throw new Error(`--${flag} and --no-${flag} contradict each other`);
+      out[row.key] = args.flags.has(flag);
+    }
+  }
+  // Checked here so that errors name the flags (--top-p, not topP).
+  resolveDecodeOptions(out as Partial<DecodeOptions>, (k) => `--${kebabCase(k)}`);
+  return out as Partial<DecodeOptions>;
+}
 
 async function generate(client: EngineClient, args: ParsedArgs): Promise<number> {
   const promptFile = one(args, 'prompt-file');
   const prompt = one(args, 'prompt') ?? (promptFile !== undefined ? fs.readFileSync(promptFile, 'utf8') : undefined);
   if (prompt === undefined) throw new Error('generate needs --prompt or --prompt-file');
-  const options: Partial<DecodeOptions> = {
-    maxNewTokens: num(args, 'max-new-tokens'),
-    temperature: num(args, 'temperature'),
-    topK: num(args, 'top-k'),
-    topP: num(args, 'top-p'),
-    minP: num(args, 'min-p'),
-    repetitionPenalty: num(args, 'repetition-penalty'),
-    numBeams: num(args, 'num-beams'),
-    numReturnSequences: num(args, 'num-return-sequences'),
-    seed: num(args, 'seed'),
-    maxLines: num(args, 'max-lines'),
-    timeBudgetMs: num(args, 'time-budget-ms'),
-    stop: args.values.get('stop'),
-    speculativeTokens: num(args, 'speculative-tokens'),
-    ignoreEos: args.flags.has('ignore-eos') || undefined,
-    tokenHealing: args.flags.has('token-healing') || undefined,
-  };
+  const options = decodeOptionsFromArgs(args);
   const json = args.flags.has('json');
   const ac = new AbortController();
   process.once('SIGINT', () => ac.abort());

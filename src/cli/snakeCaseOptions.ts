@@ -1,33 +1,16 @@
+import { DECODE_TABLE, snakeCase } from '../engine/shared/decodeTable';
 import { resolveDecodeOptions, type DecodeOptions } from '../engine/shared/decodeOptions';
 import { RequestError } from '../engine/shared/errors';
 
-/** The snake_case names of the CLI / serve-stdio contract, mapped to DecodeOptions keys. */
-export const SNAKE_TO_OPTION: Record<string, keyof DecodeOptions> = {
-  max_new_tokens: 'maxNewTokens',
-  temperature: 'temperature',
-  top_k: 'topK',
-  top_p: 'topP',
-  min_p: 'minP',
-  repetition_penalty: 'repetitionPenalty',
-  repetition_window: 'repetitionWindow',
-  seed: 'seed',
-  stop: 'stop',
-  max_lines: 'maxLines',
-  time_budget_ms: 'timeBudgetMs',
-  num_beams: 'numBeams',
-  num_return_sequences: 'numReturnSequences',
-  stop_on_special_tokens: 'stopOnSpecialTokens',
-  ignore_eos: 'ignoreEos',
-  speculative_tokens: 'speculativeTokens',
-  token_healing: 'tokenHealing',
-};
+/** The snake_case names of the CLI / serve-stdio contract (`max_new_tokens`), mapped to DecodeOptions keys. */
+export const SNAKE_TO_OPTION: ReadonlyMap<string, keyof DecodeOptions> = new Map(DECODE_TABLE.map((r) => [snakeCase(r.key), r.key]));
 
 /** Picks the decode options out of a snake_case request, ignoring the keys listed in `other`. */
 export function decodeOptionsFromSnake(req: Record<string, unknown>, other: readonly string[]): Partial<DecodeOptions> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(req)) {
-    // Own keys only: a request field named `constructor` or `__proto__` is unknown, not Object.prototype's.
-    const opt = Object.hasOwn(SNAKE_TO_OPTION, key) ? SNAKE_TO_OPTION[key] : undefined;
+    // A Map: a request field named `constructor` or `__proto__` is unknown, not Object.prototype's.
+    const opt = SNAKE_TO_OPTION.get(key);
     if (opt) out[opt] = value;
     else if (!other.includes(key)) throw new RequestError(`unknown request field ${JSON.stringify(key)}`);
   }
@@ -37,4 +20,4 @@ export function decodeOptionsFromSnake(req: Record<string, unknown>, other: read
   return partial;
 }
 
-const OPTION_TO_SNAKE = Object.fromEntries(Object.entries(SNAKE_TO_OPTION).map(([s, o]) => [o, s])) as Record<string, string>;
+const OPTION_TO_SNAKE: Record<string, string> = Object.fromEntries([...SNAKE_TO_OPTION].map(([s, o]) => [o, s]));

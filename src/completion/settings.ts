@@ -1,24 +1,11 @@
 import type { CompletionSettings } from './completionService';
-import { INLINE_PRESET, type InlinePreset } from './presets';
+import { presetFromSettings } from './presets';
 import { validateSettings, type SettingValues } from './settingsSchema';
 
 /** Turns validated setting values into the pipeline's settings. */
 export function completionSettings(v: SettingValues): CompletionSettings {
   const n = (k: string) => v[k] as number;
-  const preset: InlinePreset = {
-    temperature: n('inline.temperature'),
-    topK: n('inline.topK'),
-    topP: n('inline.topP'),
-    minP: n('inline.minP'),
-    repetitionPenalty: n('inline.repetitionPenalty'),
-    maxNewTokens: n('inline.maxNewTokens'),
-    blockLines: n('inline.maxLines'),
-    timeBudgetMs: n('inline.timeBudgetMs'),
-    stop: v['inline.stop'] as string[],
-    seed: 0,
-    speculativeTokens: n('engine.speculativeTokens'),
-    tokenHealing: INLINE_PRESET.tokenHealing,
-  };
+  const preset = presetFromSettings('inline', v);
   return {
     preset,
     budget: {

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { completionSettings } from '../completion/settings';
 import type { CompletionSettings } from '../completion/completionService';
 import { validateSettings, type SettingValues } from '../completion/settingsSchema';
-import { GENERATE_PRESET, type GeneratePreset } from '../completion/presets';
+import { presetFromSettings, type GeneratePreset } from '../completion/presets';
 
 /**
  * Reads Ghostline's settings for a document (workspace folder and language overrides apply), validates them
@@ -27,22 +27,7 @@ export class Config {
   }
 
   generate(doc?: vscode.TextDocument): GeneratePreset {
-    const v = this.values(doc);
-    const n = (k: string) => v[`generate.${k}`] as number;
-    return {
-      temperature: n('temperature'),
-      topK: n('topK'),
-      topP: n('topP'),
-      minP: n('minP'),
-      repetitionPenalty: n('repetitionPenalty'),
-      maxNewTokens: n('maxNewTokens'),
-      maxLines: n('maxLines'),
-      timeBudgetMs: 20000,
-      stop: v['generate.stop'] as string[],
-      seed: 0,
-      speculativeTokens: v['engine.speculativeTokens'] as number,
-      tokenHealing: GENERATE_PRESET.tokenHealing,
-    };
+    return presetFromSettings('generate', this.values(doc));
   }
 
   debounceMs(doc?: vscode.TextDocument): number | undefined {

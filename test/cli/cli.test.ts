@@ -92,3 +92,14 @@ test('serve-stdio: prototype keys are unknown fields by name, a capped max_new_t
   assert.ok(res[3].prompt_tokens <= 1024);
   assert.equal(res[4].error, 'unknown request field "constructor"');
 });
+
+test('generate --help names a flag for every decode option, and the flags reach the engine', async () => {
+  const { DECODE_TABLE, kebabCase } = await import('../../src/engine/shared/decodeTable');
+  const help = spawnSync(process.execPath, [CLI, 'generate', '--help'], { encoding: 'utf8' }).stdout;
+  for (const row of DECODE_TABLE) assert.ok(help.includes(`${kebabCase(row.key)}`), `--${kebabCase(row.key)} in --help`);
+  const r = spawnSync(process.execPath, [CLI, 'generate', '--model', TINY, '--prompt', ref.prompt, '--max-new-tokens', '3', '--no-stop-on-special-tokens', '--repetition-window', '8', '--json', '--threads', '1'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout).generated_tokens, 3);
+  const bad = spawnSync(process.execPath, [CLI, 'generate', '--model', TINY, '--prompt', 'x', '--repetition-window', '-1'], { encoding: 'utf8' });
+  assert.match(bad.stderr, /--repetition-window must be between 0 and 100000, got -1/);
+});

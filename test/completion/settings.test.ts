@@ -43,6 +43,43 @@ test('inline mode: one line with code right of the cursor, a block on an empty l
   assert.equal(inlineMode('def f(x):', ''), 'block');
   assert.equal(inlineMode('x = compute', ''), 'line');
   assert.equal(inlineDecodeOptions(INLINE_PRESET, 'line', 'x = ').maxLines, 1);
-  assert.equal(inlineDecodeOptions(INLINE_PRESET, 'block', '    ').maxLines, INLINE_PRESET.blockLines);
-  assert.equal(inlineDecodeOptions(INLINE_PRESET, 'block', 'def f():').maxLines, INLINE_PRESET.blockLines + 1);
+  assert.equal(inlineDecodeOptions(INLINE_PRESET, 'block', '    ').maxLines, INLINE_PRESET.maxLines);
+  assert.equal(inlineDecodeOptions(INLINE_PRESET, 'block', 'def f():').maxLines, INLINE_PRESET.maxLines + 1);
+});
+
+test('one table of decode options: engine defaults, wire names, CLI flags and both presets come from it', async () => {
+  const { DECODE_TABLE, presetDefaults, snakeCase, kebabCase } = await import('../../src/engine/shared/decodeTable');
+  const { DEFAULT_DECODE_OPTIONS, resolveDecodeOptions } = await import('../../src/engine/shared/decodeOptions');
+  const { SNAKE_TO_OPTION } = await import('../../src/cli/snakeCaseOptions');
+  assert.deepEqual(Object.keys(DEFAULT_DECODE_OPTIONS).sort(), DECODE_TABLE.map((r) => r.key).sort());
+  for (const row of DECODE_TABLE) {
+    assert.equal(SNAKE_TO_OPTION.get(snakeCase(row.key)), row.key);
+    assert.match(kebabCase(row.key), /^[a-z]+(-[a-z]+)*$/);
+    // The engine accepts every preset value, and refuses one past its limits.
+    for (const preset of ['inline', 'generate'] as const) {
+      const col = row[preset];
+      if (col) assert.doesNotThrow(() => resolveDecodeOptions({ [row.key]: col.default }), `${preset}.${row.key}`);
+      if (col?.setting?.max !== undefined && row.max !== undefined) assert.ok(col.setting.max <= row.max, `the setting ${col.setting.key} allows more than the engine`);
+      if (col?.setting?.min !== undefined && row.min !== undefined) assert.ok(col.setting.min >= row.min, `the setting ${col.setting.key} allows less than the engine`);
+    }
+    if (row.max !== undefined) assert.throws(() => resolveDecodeOptions({ [row.key]: row.max! + 1 }), new RegExp(`${row.key} must be between`));
+  }
+  // The presets are exactly their columns, and their settings are in package.json with the same bounds.
+  assert.deepEqual({ ...INLINE_PRESET }, presetDefaults('inline'));
+  assert.deepEqual({ ...GENERATE_PRESET }, presetDefaults('generate'));
+  assert.equal(GENERATE_PRESET.timeBudgetMs, 20000);
+  for (const s of SETTINGS) assert.ok(props[`ghostline.${s.key}`], s.key);
+});
+
+test('presetFromSettings: each option with a setting takes its validated value, the rest keep the preset', async () => {
+  const { presetFromSettings } = await import('../../src/completion/presets');
+  const { values } = validateSettings((k) => ({ 'generate.topK': 7, 'engine.speculativeTokens': 0, 'inline.maxLines': 3 })[k]);
+  const g = presetFromSettings('generate', values);
+  assert.equal(g.topK, 7);
+  assert.equal(g.speculativeTokens, 0);
+  assert.equal(g.timeBudgetMs, GENERATE_PRESET.timeBudgetMs);
+  const i = presetFromSettings('inline', values);
+  assert.equal(i.maxLines, 3);
+  assert.equal(i.speculativeTokens, 0);
+  assert.equal(i.topK, INLINE_PRESET.topK);
 });

@@ -1,8 +1,8 @@
+import { DECODE_TABLE } from './decodeTable';
 import { RequestError } from './errors';
 
 /**
- * Every knob of one generation. Defaults live in DEFAULT_DECODE_OPTIONS and nowhere else;
- * the inline-completion and generate-from-selection presets override a few of them.
+ * Every knob of one generation. Defaults, limits, wire names and presets: one row each in decodeTable.ts.
  */
 export interface DecodeOptions {
   /** Hard cap on generated tokens. */
@@ -48,42 +48,14 @@ export interface DecodeOptions {
   tokenHealing: boolean;
 }
 
-export const DEFAULT_DECODE_OPTIONS: Readonly<DecodeOptions> = Object.freeze({
-  maxNewTokens: 128,
-  temperature: 0,
-  topK: 0,
-  topP: 1,
-  minP: 0,
-  repetitionPenalty: 1,
-  repetitionWindow: 256,
-  seed: 0,
-  stop: [],
-  maxLines: 0,
-  timeBudgetMs: 0,
-  numBeams: 1,
-  numReturnSequences: 1,
-  stopOnSpecialTokens: true,
-  ignoreEos: false,
-  speculativeTokens: 0,
-  tokenHealing: false,
-});
+export const DEFAULT_DECODE_OPTIONS: Readonly<DecodeOptions> = Object.freeze(
+  Object.fromEntries(DECODE_TABLE.map((r) => [r.key, Array.isArray(r.default) ? [...r.default] : r.default])) as unknown as DecodeOptions,
+);
 
-const LIMITS: Record<keyof Omit<DecodeOptions, 'stop' | 'stopOnSpecialTokens' | 'ignoreEos' | 'tokenHealing'>, [number, number, boolean]> = {
-  // [min, max, integer]
-  maxNewTokens: [1, 4096, true],
-  temperature: [0, 10, false],
-  topK: [0, 1_000_000, true],
-  topP: [0, 1, false],
-  minP: [0, 1, false],
-  repetitionPenalty: [0.01, 10, false],
-  repetitionWindow: [0, 100_000, true],
-  seed: [0, 2 ** 32 - 1, true],
-  maxLines: [0, 10_000, true],
-  timeBudgetMs: [0, 3_600_000, false],
-  numBeams: [1, 16, true],
-  numReturnSequences: [1, 16, true],
-  speculativeTokens: [0, 32, true],
-};
+/** [min, max, integer] of each numeric option. */
+const LIMITS: ReadonlyMap<string, readonly [number, number, boolean]> = new Map(
+  DECODE_TABLE.filter((r) => r.type === 'integer' || r.type === 'number').map((r) => [r.key, [r.min ?? -Infinity, r.max ?? Infinity, r.type === 'integer'] as const]),
+);
 
 /**
  * Merges a partial set of options over the defaults and rejects values that make no sense,
@@ -96,22 +68,21 @@ export function resolveDecodeOptions(
   const out: DecodeOptions = { ...DEFAULT_DECODE_OPTIONS, stop: [...DEFAULT_DECODE_OPTIONS.stop] };
   for (const [key, value] of Object.entries(partial) as [keyof DecodeOptions, unknown][]) {
     if (value === undefined) continue;
-    if (key === 'stop') {
+    const row = DECODE_TABLE.find((r) => r.key === key);
+    if (!row) throw new RequestError(`unknown decode option ${JSON.stringify(String(key))}`);
+    if (row.type === 'string[]') {
       if (!Array.isArray(value) || value.some((s) => typeof s !== 'string')) {
-        throw new RequestError(`${nameOf('stop')} must be an array of strings`);
+        throw new RequestError(`${nameOf(key)} must be an array of strings`);
       }
-      out.stop = (value as string[]).filter((s) => s.length > 0);
+      (out as unknown as Record<string, string[]>)[key] = (value as string[]).filter((s) => s.length > 0);
       continue;
     }
-    if (key === 'stopOnSpecialTokens' || key === 'ignoreEos' || key === 'tokenHealing') {
+    if (row.type === 'boolean') {
       if (typeof value !== 'boolean') throw new RequestError(`${nameOf(key)} must be a boolean`);
-      out[key] = value;
+      (out as unknown as Record<string, boolean>)[key] = value;
       continue;
     }
-    // Own keys only: `constructor` or `__proto__` must not reach Object.prototype.
-    const limits = Object.hasOwn(LIMITS, key) ? LIMITS[key as keyof typeof LIMITS] : undefined;
-    if (!limits) throw new RequestError(`unknown decode option ${JSON.stringify(String(key))}`);
-    const [min, max, integer] = limits;
+    const [min, max, integer] = LIMITS.get(key)!;
     if (typeof value !== 'number' || !Number.isFinite(value)) {
       throw new RequestError(`${nameOf(key)} must be a finite number, got ${JSON.stringify(value)}`);
     }
