@@ -134,14 +134,23 @@ export class CompletionService {
       onText: (d) => (job.streamed += d),
     });
     job.promise = generation.then((r) => (r.finishReason === 'cancelled' ? [] : distinct(r.sequences.map((q) => postProcess(q.text, fctx)))));
-    try {
-      const [r, items] = await Promise.all([generation, job.promise]);
-      if (r.finishReason !== 'cancelled') this.cache.set(hash, ctx.linePrefix, { items });
-      return { items, raw: r.text, source: 'model', stats: r.stats, prompt: promptText(built.prompt), cancelled: r.finishReason === 'cancelled' };
-    } finally {
-      job.finished = true;
-      if (this.inflight === job) this.inflight = null;
-    }
+    // The result is cached when the generation ends, even after this caller has gone: the next keystroke
+    // (which may have attached to it) or a return to this place then costs nothing.
+    const settled = Promise.all([generation, job.promise])
+      .then(([r, items]) => {
+        if (r.finishReason !== 'cancelled') this.cache.set(hash, ctx.linePrefix, { items });
+        return { r, items };
+      })
+      .finally(() => {
+        job.finished = true;
+        if (this.inflight === job) this.inflight = null;
+      });
+    // A cancelled caller is released at once; the generation runs on for the grace period in case the next
+    // keystroke can use it.
+    const out = await untilAborted(settled, signal, null);
+    if (!out) return { items: [], raw: null, source: 'none', cancelled: true };
+    const { r, items } = out;
+    return { items, raw: r.text, source: 'model', stats: r.stats, prompt: promptText(built.prompt), cancelled: r.finishReason === 'cancelled' };
   }
 
   /** Computes, when idle, the suggestion that would follow `accepted` (llama.vscode's speculative prefetch). */
@@ -169,13 +178,19 @@ export class CompletionService {
 function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined, fallback: T): Promise<T> {
   if (!signal) return p;
   if (signal.aborted) return Promise.resolve(fallback);
-  return new Promise<T>((resolve) => {
+  return new Promise<T>((resolve, reject) => {
     const onAbort = () => resolve(fallback);
     signal.addEventListener('abort', onAbort, { once: true });
-    p.then((v) => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(v);
-    });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (err) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err); // after an abort this settles nothing: the caller already has the fallback
+      },
+    );
   });
 }
 

@@ -103,3 +103,32 @@ test('generate --help names a flag for every decode option, and the flags reach 
   const bad = spawnSync(process.execPath, [CLI, 'generate', '--model', TINY, '--prompt', 'x', '--repetition-window', '-1'], { encoding: 'utf8' });
   assert.match(bad.stderr, /--repetition-window must be between 0 and 100000, got -1/);
 });
+
+test('serve-stdio prefix requests run the editor pipeline: filtered text, stats, cache reuse, cursor-line mode', async () => {
+  const child = spawn(process.execPath, [CLI, 'serve-stdio', '--model', TINY, '--threads', '1'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const prefix = 'def add(a, b):\n    return a';
+  const lines = [
+    { id: 1, prefix, suffix: '\n\nprint(add(1, 2))\n', language: 'python', path: 'a.py' },
+    { id: 2, prefix, suffix: '\n\nprint(add(1, 2))\n', language: 'python', path: 'a.py' },
+    { id: 3, prefix, suffix: '\n\nprint(add(1, 2))\n#', language: 'python', path: 'a.py' },
+    { id: 4, prefix: 'x = foo(', suffix: ')\n', language: 'python', path: 'a.py' },
+  ];
+  child.stdin.end(lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  assert.equal(await new Promise((r) => child.on('exit', r)), 0);
+  const [a, b, c, d] = out.trim().split('\n').map((l) => JSON.parse(l));
+  for (const r of [a, b, c, d]) {
+    for (const key of ['id', 'text', 'raw_text', 'items', 'source', 'mode', 'finish_reason', 'prompt_tokens', 'total_ms']) assert.ok(key in r, `${key} in ${JSON.stringify(r)}`);
+  }
+  assert.equal(a.source, 'model');
+  assert.ok(a.prompt_tokens > 10);
+  // The same context again: the result cache answers (or nothing was worth showing, and the model runs again).
+  assert.equal(b.source, a.items.length > 0 ? 'cache' : 'model');
+  // One more character at the end of the suffix: another context for the result cache, but the KV cache
+  // holds everything before it (the prompt runs prefix, suffix, then the cursor line).
+  assert.equal(c.source, 'model');
+  assert.ok(c.reused_tokens >= c.prompt_tokens - 10 && c.prefill_tokens <= 10, `reused ${c.reused_tokens} of ${c.prompt_tokens}, prefilled ${c.prefill_tokens}`);
+  assert.equal(d.mode, 'line');
+  assert.ok(!String(d.text).includes('\n'), 'with code right of the cursor a suggestion is one line');
+});

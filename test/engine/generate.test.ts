@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Engine } from '../../src/engine/worker/engine';
-import { TINY, TINY_FUSED, loadReference } from '../helpers';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { TINY, TINY_FUSED, copyModel, loadReference } from '../helpers';
 
 const ref = loadReference();
 let engine: Engine;
@@ -18,13 +20,30 @@ test('greedy generation follows the reference tokens and says why it finished', 
   assert.equal(r.text, engine.tokenizer.decode(ref.greedy_tokens.slice(0, 20)));
 });
 
-test('EOS ids from generation_config.json end generation', async () => {
-  // Make the 3rd greedy token an EOS id by reading what it is and checking the stop fires there.
-  assert.ok(engine.info.eosIds.length > 0);
+test('an EOS id from generation_config.json ends generation there, with finishReason eos', async () => {
+  // A copy of the model whose generation_config names the 3rd greedy token as EOS: greedy decoding must stop
+  // on it (the EOS token itself is not part of the output).
   const stopAt = ref.greedy_tokens[2];
-  const r = await engine.generate(ref.prompt, { maxNewTokens: 20, stopOnSpecialTokens: false });
-  assert.equal(r.tokens[2], stopAt);
-  assert.ok(engine.info.eosIds.every((id) => !r.tokens.includes(id)));
+  assert.ok(!ref.greedy_tokens.slice(0, 2).includes(stopAt), 'the fixture reaches that token first at step 3');
+  const dir = copyModel();
+  try {
+    fs.writeFileSync(path.join(dir, 'generation_config.json'), JSON.stringify({ eos_token_id: stopAt }));
+    const e = await Engine.load(dir, { threads: 1 });
+    try {
+      assert.ok(e.info.eosIds.includes(stopAt));
+      const r = await e.generate(ref.prompt, { maxNewTokens: 20, stopOnSpecialTokens: false });
+      assert.equal(r.finishReason, 'eos');
+      assert.deepEqual(r.tokens, ref.greedy_tokens.slice(0, 2));
+      // ignoreEos runs through it.
+      const through = await e.generate(ref.prompt, { maxNewTokens: 5, stopOnSpecialTokens: false, ignoreEos: true });
+      assert.equal(through.finishReason, 'length');
+      assert.deepEqual(through.tokens, ref.greedy_tokens.slice(0, 5));
+    } finally {
+      await e.dispose();
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a stop string spanning token boundaries cuts the text before it', async () => {

@@ -1,0 +1,179 @@
+/**
+ * The completion core with a fake Generator: result cache, in-flight reuse, prefetch, cancellation order.
+ * Deterministic: the test decides what the "model" streams and when it finishes.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { CompletionCache, MAX_TYPED_AHEAD } from '../../src/completion/cache/completionCache';
+import { CompletionService } from '../../src/completion/completionService';
+import { positionAt, textSource } from '../../src/completion/context/documentContext';
+import { InFlight } from '../../src/completion/inflight';
+import { pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
+import { defaultCompletionSettings } from '../../src/completion/settings';
+import { FakeGenerator } from './fakeGenerator';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const template = pickFimTemplate(new Set(['<fim_prefix>', '<fim_suffix>', '<fim_middle>']));
+const settings = { ...defaultCompletionSettings(), prefetch: false };
+const service = (gen: FakeGenerator, s = settings) => new CompletionService(gen, () => template, () => s, () => 1024);
+const request = (text: string, cursor = text.length, explicit = false) => ({ doc: textSource(text), cursor: positionAt(text, cursor), languageId: 'python', path: 'a.py', explicit });
+
+test('cache: exact hit, typed-ahead walk-back, a disagreeing earlier suggestion, empty results not kept', () => {
+  const c = new CompletionCache();
+  c.set('h', 'x = ', { items: ['foo(1)', 'bar'] });
+  assert.deepEqual(c.get('h', 'x = ')?.items, ['foo(1)', 'bar']);
+  assert.deepEqual(c.get('h', 'x = fo')?.items, ['o(1)'], 'typed "fo": the rest of the suggestion that starts with it');
+  assert.equal(c.get('h', 'x = foo(1)'), undefined, 'typed all of it: nothing left to suggest');
+  assert.equal(c.get('h', 'x = q'), undefined, 'typed something else');
+  assert.equal(c.get('other', 'x = '), undefined, 'another context');
+  c.set('h', 'y = ', { items: [] });
+  assert.equal(c.size, 1);
+  // The walk-back is bounded.
+  const long = 'a'.repeat(MAX_TYPED_AHEAD + 1);
+  c.set('h', '', { items: [long + 'b'] });
+  assert.equal(c.get('h', long), undefined);
+  assert.deepEqual(c.get('h', long.slice(1))?.items, ['ab']);
+});
+
+test('cache: least recently used entries go first, and entries expire', async () => {
+  const c = new CompletionCache(2, 30);
+  c.set('h', 'a', { items: ['1'] });
+  c.set('h', 'b', { items: ['2'] });
+  c.get('h', 'a');
+  c.set('h', 'c', { items: ['3'] });
+  assert.ok(c.get('h', 'a') && c.get('h', 'c'));
+  assert.equal(c.get('h', 'b'), undefined);
+  await sleep(60);
+  assert.equal(c.get('h', 'a'), undefined);
+});
+
+test('in-flight: compatible only with the same context, a prefix extended by what the model is writing', () => {
+  const j = new InFlight('h', 'x = ', '', 50);
+  j.streamed = 'foo(';
+  assert.ok(j.compatible('h', 'x = '));
+  assert.ok(j.compatible('h', 'x = fo'));
+  assert.ok(j.compatible('h', 'x = foo(1'), 'typed past the stream: the stream may still produce it');
+  assert.ok(!j.compatible('h', 'x = b'));
+  assert.ok(!j.compatible('h', 'x ='), 'backspace restarts');
+  assert.ok(!j.compatible('other', 'x = fo'));
+  // From a whitespace-only line the stream starts with the model's own indent.
+  const w = new InFlight('h', '    ', '    ', 50);
+  w.streamed = '    return x';
+  assert.ok(w.compatible('h', '    ret'));
+  j.abort();
+  assert.ok(!j.compatible('h', 'x = fo'), 'an aborted generation is not reused');
+});
+
+test('in-flight: aborted once nobody waits, after the grace period; a new waiter in time keeps it', async () => {
+  const j = new InFlight('h', 'x', '', 30);
+  const a = new AbortController();
+  j.attach(a.signal);
+  a.abort();
+  await sleep(10);
+  const b = new AbortController();
+  j.attach(b.signal); // the next keystroke attaches within the grace
+  await sleep(40);
+  assert.equal(j.controller.signal.aborted, false);
+  b.abort();
+  await sleep(45);
+  assert.equal(j.controller.signal.aborted, true);
+});
+
+test('service: a keystroke that types what the model is writing waits for it; no second model call', async () => {
+  const gen = new FakeGenerator();
+  const svc = service(gen);
+  const first = svc.complete(request('x = '));
+  await sleep(0);
+  assert.equal(gen.calls.length, 1);
+  gen.calls[0].stream('foo');
+  const second = svc.complete(request('x = f'));
+  await sleep(0);
+  gen.calls[0].stream('(1)');
+  gen.calls[0].finish();
+  const [r1, r2] = await Promise.all([first, second]);
+  assert.deepEqual(r1.items, ['foo(1)']);
+  assert.equal(r2.source, 'inflight');
+  assert.deepEqual(r2.items, ['oo(1)']);
+  assert.equal(gen.calls.length, 1);
+  // And the result is cached for the keystroke after.
+  const r3 = await svc.complete(request('x = fo'));
+  assert.equal(r3.source, 'cache');
+  assert.deepEqual(r3.items, ['o(1)']);
+});
+
+test('service: a request for another context aborts the running generation before the model starts the new one', async () => {
+  const gen = new FakeGenerator();
+  const svc = service(gen);
+  const first = svc.complete(request('x = '));
+  await sleep(0);
+  const second = svc.complete(request('def g():\n    return '));
+  await sleep(0);
+  assert.equal(gen.calls.length, 2);
+  const [a, b] = gen.calls;
+  assert.ok(a.abortedAt !== undefined && a.abortedAt <= b.startedAt, 'the old one is aborted first');
+  assert.equal(b.signal?.aborted, false);
+  b.finish('g()');
+  const [r1, r2] = await Promise.all([first, second]);
+  assert.equal(r1.cancelled, true);
+  assert.deepEqual(r1.items, []);
+  assert.deepEqual(r2.items, ['g()']);
+  // A cancelled result is not cached.
+  assert.equal(svc.peek(request('x = ')), null);
+});
+
+test("service: the caller's cancel releases it at once, and the generation is aborted after the grace", async () => {
+  const gen = new FakeGenerator();
+  const svc = service(gen);
+  const ac = new AbortController();
+  const p = svc.complete(request('x = '), ac.signal);
+  await sleep(0);
+  ac.abort();
+  const r = await p;
+  assert.equal(r.cancelled, true);
+  assert.equal(gen.calls[0].signal?.aborted, false, 'kept a moment for the next keystroke');
+  await sleep(400);
+  assert.equal(gen.calls[0].signal?.aborted, true);
+});
+
+test('service: prefetch computes the suggestion after the shown one, so accepting it costs no model call', async () => {
+  const gen = new FakeGenerator((prompt) => (prompt.endsWith('x = foo(1)<fim_middle>') || prompt.includes('x = foo(1)<fim_suffix>') ? '\nprint(x)' : 'foo(1)'));
+  const svc = service(gen, { ...settings, prefetch: true });
+  const r = await svc.complete(request('x = '));
+  assert.deepEqual(r.items, ['foo(1)']);
+  await svc.idle();
+  assert.equal(gen.calls.length, 2, 'one prefetch');
+  assert.ok(gen.calls[1].prompt.includes('x = foo(1)'), 'the prefetch prompt has the suggestion accepted');
+  const after = await svc.complete(request('x = foo(1)'));
+  assert.equal(after.source, 'cache');
+  assert.equal(gen.calls.length, 2);
+});
+
+test('service: an explicit trigger asks for alternatives and does not reuse a single cached suggestion', async () => {
+  const gen = new FakeGenerator(() => 'foo(1)');
+  const svc = service(gen);
+  await svc.complete(request('x = '));
+  await svc.complete(request('x = ', 4, true));
+  assert.equal(gen.calls.length, 2);
+  assert.equal(gen.calls[1].options.numBeams, settings.alternatives);
+  assert.equal(gen.calls[1].options.numReturnSequences, settings.alternatives);
+});
+
+test('service: the decode options follow the preset and the inline mode', async () => {
+  const gen = new FakeGenerator(() => 'y');
+  const svc = service(gen);
+  await svc.complete(request('foo()', 4));
+  await svc.complete(request('def f():\n    '));
+  const [line, block] = gen.calls.map((c) => c.options);
+  assert.equal(line.maxLines, 1);
+  assert.equal(block.maxLines, settings.preset.maxLines);
+  assert.equal(line.temperature, settings.preset.temperature);
+  assert.ok(line.stop?.includes('<|endoftext|>'), 'the template stop tokens');
+});
+
+test('service: a failing generator fails the request with its error (no hang, nothing cached)', async () => {
+  const failing = { generate: async () => Promise.reject(new Error('the inference worker exited (signal SIGKILL)')) };
+  const svc = new CompletionService(failing, () => template, () => settings, () => 1024);
+  await assert.rejects(svc.complete(request('x = ')), /worker exited/);
+  await assert.rejects(svc.complete(request('x = '), new AbortController().signal), /worker exited/);
+  assert.equal(svc.peek(request('x = ')), null);
+});

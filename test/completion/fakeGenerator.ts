@@ -1,0 +1,72 @@
+import { cancelledResult } from '../../src/engine/shared/cancelledResult';
+import type { DecodeOptions } from '../../src/engine/shared/decodeOptions';
+import { promptText, type Prompt } from '../../src/engine/shared/prompt';
+import type { GenerateResult } from '../../src/engine/shared/types';
+import type { Generator } from '../../src/completion/generator';
+
+export interface FakeCall {
+  prompt: string;
+  options: Partial<DecodeOptions>;
+  signal?: AbortSignal;
+  /** Set when the call's signal aborted (ms since the fake was made). */
+  abortedAt?: number;
+  startedAt: number;
+  /** Streams more text to the caller. */
+  stream(text: string): void;
+  /** Finishes the generation with everything streamed so far (or `text`). */
+  finish(text?: string): void;
+}
+
+/**
+ * A Generator whose outputs the test decides: each call is recorded, streams only when told to, and ends
+ * when told to or when its signal aborts (then it answers `cancelled`, as the engine does). With `auto`, a
+ * call answers at once with `auto(prompt)`.
+ */
+export class FakeGenerator implements Generator {
+  readonly calls: FakeCall[] = [];
+  private readonly t0 = performance.now();
+  /** Resolves the next time generate() is called. */
+  private waiters: (() => void)[] = [];
+
+  constructor(private readonly auto?: (prompt: string) => string) {}
+
+  nextCall(): Promise<void> {
+    return new Promise((r) => this.waiters.push(r));
+  }
+
+  generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks: { signal?: AbortSignal; onText?: (d: string) => void } = {}): Promise<GenerateResult> {
+    return new Promise<GenerateResult>((resolve) => {
+      let streamed = '';
+      let done = false;
+      const end = (result: GenerateResult) => {
+        if (done) return;
+        done = true;
+        resolve(result);
+      };
+      const call: FakeCall = {
+        prompt: promptText(prompt),
+        options,
+        signal: hooks.signal,
+        startedAt: performance.now() - this.t0,
+        stream: (t) => {
+          streamed += t;
+          hooks.onText?.(t);
+        },
+        finish: (t) => {
+          const text = t ?? streamed;
+          const seq = { text, finishReason: 'stop' as const, logprob: NaN, tokens: [...text].map((c) => c.charCodeAt(0)) };
+          end({ ...seq, sequences: [seq], stats: { ...cancelledResult().stats, promptTokens: 10, generatedTokens: seq.tokens.length } });
+        },
+      };
+      const onAbort = () => {
+        call.abortedAt = performance.now() - this.t0;
+        end(cancelledResult());
+      };
+      if (hooks.signal?.aborted) onAbort();
+      else hooks.signal?.addEventListener('abort', onAbort, { once: true });
+      this.calls.push(call);
+      for (const w of this.waiters.splice(0)) w();
+      if (this.auto && !done) call.finish(this.auto(call.prompt));
+    });
+  }
+}
