@@ -126,7 +126,7 @@ export function onnxWeightBytesPerToken(file: string): OnnxWeightBytes {
           else if (n.no === 4) op = buf.toString('utf8', n.start, n.end);
         }
         const tables = INDEXED_INPUTS[op] ?? [];
-        inputs.forEach((name, i) => (tables.includes(i) ? indexed : readWhole).add(name));
+        for (const [i, name] of inputs.entries()) (tables.includes(i) ? indexed : readWhole).add(name);
       }
     }
   }

@@ -64,7 +64,7 @@ async function main() {
   const out = { date: new Date().toISOString(), model: path.basename(modelDir), onnx: path.basename(engine.info.onnxFile), data: path.relative(root, data), fim_template: template?.family ?? null, results, examples };
   const file = path.join(root, 'bench', 'results', 'quality.json');
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
+  fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
   console.log(JSON.stringify(out, null, 2));
   console.log('\n| cursor context | exact match | edit similarity | median ms |\n|---|---|---|---|');
   for (const [mode, r] of Object.entries(results)) console.log(`| ${mode.replace('_', ' ')} | ${(r.exact_match * 100).toFixed(1)}% | ${r.edit_similarity.toFixed(3)} | ${r.median_ms} |`);

@@ -193,9 +193,15 @@ export async function qwenPath(o: QwenPathOptions): Promise<QwenPathResult> {
   // Throughput: the engines loaded once, interleaved round by round at each prompt length.
   const ours = await Engine.load(converted, { threads: o.threads });
   const contextSize = 2048;
-  const llama = gguf && o.benchDeps ? await openLlamaCpp(gguf, o.benchDeps, { threads: o.threads, contextSize }).catch((err: Error) => (errors.push(`llama.cpp: ${err.message}`), null)) : null;
+  const llama = gguf && o.benchDeps ? await openLlamaCpp(gguf, o.benchDeps, { threads: o.threads, contextSize }).catch((err: Error) => {
+        errors.push(`llama.cpp: ${err.message}`);
+        return null;
+      }) : null;
   const torchOnnx = o.torchDir ? path.join(o.torchDir, 'onnx', 'model_q4.onnx') : null;
-  const tjs = torchOnnx && fs.existsSync(torchOnnx) ? await openTransformersJs(o.torchDir as string, torchOnnx, o.threads).catch((err: Error) => (errors.push(`transformers.js: ${err.message}`), null)) : null;
+  const tjs = torchOnnx && fs.existsSync(torchOnnx) ? await openTransformersJs(o.torchDir as string, torchOnnx, o.threads).catch((err: Error) => {
+          errors.push(`transformers.js: ${err.message}`);
+          return null;
+        }) : null;
   const byLength: Record<string, LengthRun> = {};
   const loadBefore = os.loadavg().map((x) => round(x));
   let samePromptTokens: boolean | null = null;

@@ -28,14 +28,14 @@ export async function convertCommand(args: ParsedArgs): Promise<number> {
       const pct = Math.floor((100 * p.doneBytes) / Math.max(1, p.totalBytes));
       if (pct === lastPct) return;
       lastPct = pct;
-      if (json) process.stdout.write(JSON.stringify({ progress: p }) + '\n');
+      if (json) process.stdout.write(`${JSON.stringify({ progress: p })}\n`);
       else process.stderr.write(`\rconverting ${pct}% ${p.tensor.padEnd(48).slice(0, 48)}`);
     },
   }).catch((err: unknown) => {
     if (lastPct >= 0 && !json) process.stderr.write('\n'); // end the progress line before the error
     throw err;
   });
-  if (json) process.stdout.write(JSON.stringify({ result }) + '\n');
+  if (json) process.stdout.write(`${JSON.stringify({ result })}\n`);
   else process.stderr.write(`\nwrote ${result.out} (${(result.bytes / 1e6).toFixed(1)} MB, ${result.modelType}, ${result.quant}) in ${result.seconds.toFixed(1)} s\n`);
   return 0;
 }

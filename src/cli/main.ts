@@ -27,7 +27,7 @@ const USAGE = `ghostline: local code completion engine (headless)
 async function main(argv: string[]): Promise<number> {
   const args = parseArgs(argv, ['json', 'help', 'progress-json', ...OPTION_FLAGS]);
   if (args.flags.has('help') || !args.command) {
-    process.stdout.write(USAGE + '\n');
+    process.stdout.write(`${USAGE}\n`);
     return args.command ? 0 : 2;
   }
   if (args.command === 'convert') return convertCommand(args);
@@ -80,10 +80,10 @@ async function generate(client: EngineClient, args: ParsedArgs): Promise<number>
     onText: json ? undefined : (delta) => process.stdout.write(delta),
   });
   for (const notice of result.notices ?? []) process.stderr.write(`ghostline: note: ${notice}\n`);
-  if (json) process.stdout.write(JSON.stringify(toResponse(null, result)) + '\n');
+  if (json) process.stdout.write(`${JSON.stringify(toResponse(null, result))}\n`);
   else {
     if (result.sequences.length > 1) {
-      result.sequences.slice(1).forEach((s, i) => process.stdout.write(`\n--- alternative ${i + 2} ---\n${s.text}`));
+      for (const [i, s] of result.sequences.slice(1).entries()) process.stdout.write(`\n--- alternative ${i + 2} ---\n${s.text}`);
     }
     process.stdout.write('\n');
   }

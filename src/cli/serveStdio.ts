@@ -20,7 +20,7 @@ export async function serveStdio(client: EngineClient, input: NodeJS.ReadableStr
   const service = new CompletionService(client, () => template, () => settings, () => context);
   for await (const line of rl) {
     if (line.trim() === '') continue;
-    output.write(JSON.stringify(await handleLine(client, service, line)) + '\n');
+    output.write(`${JSON.stringify(await handleLine(client, service, line))}\n`);
   }
 }
 

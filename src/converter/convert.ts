@@ -63,7 +63,7 @@ export async function convertCheckpoint(opts: ConvertOptions): Promise<ConvertRe
       if (fs.existsSync(src) && f !== 'config.json') fs.copyFileSync(src, path.join(work, f));
     }
     const ghostline = { ...((config.ghostline as object | undefined) ?? {}), graph: 'lean-v1', converted: { quant, block_size: blockSize, accuracy_level: accuracyLevel, from: path.basename(from) } };
-    writeAll(path.join(work, 'config.json'), Buffer.from(JSON.stringify({ ...config, ghostline }, null, 2) + '\n'));
+    writeAll(path.join(work, 'config.json'), Buffer.from(`${JSON.stringify({ ...config, ghostline }, null, 2)}\n`));
     if (opts.signal?.aborted) throw new ConvertError(out, 'conversion cancelled');
     if (fs.existsSync(out)) fs.rmdirSync(out); // empty (checked above)
     fs.renameSync(work, out);

@@ -1,7 +1,7 @@
 import { LEAN_GRAPH_NAME, leanNames as N } from '../engine/model/leanContract';
 import type { Architecture } from './architecture';
 import { ConvertError } from './errors';
-import { DT, OnnxWriter } from './onnxWriter';
+import { DT, type OnnxWriter } from './onnxWriter';
 import { quantizeRows, type Bits } from './quantize';
 import type { Checkpoint, TensorInfo } from './safetensors';
 import type { Quant } from './types';
@@ -74,9 +74,9 @@ class Builder {
     const newKv: string[] = [];
     for (let i = 0; i < a.layers; i++) {
       const p = `model.layers.${i}.`;
-      const h: string = pending === null ? this.norm(residual, p + 'input_layernorm') : this.skipNorm(pending, residual, p + 'input_layernorm', (r) => (residual = r));
+      const h: string = pending === null ? this.norm(residual, `${p}input_layernorm`) : this.skipNorm(pending, residual, `${p}input_layernorm`, (r) => (residual = r));
       const attn = this.attention(i, h, bias, splitSizes, newKv);
-      const h2 = this.skipNorm(attn, residual, p + 'post_attention_layernorm', (r) => (residual = r));
+      const h2 = this.skipNorm(attn, residual, `${p}post_attention_layernorm`, (r) => (residual = r));
       pending = this.mlp(i, h2);
       await yieldToEventLoop();
     }
@@ -116,16 +116,16 @@ class Builder {
 
   private norm(x: string, prefix: string): string {
     const { a, w } = this;
-    const gamma = this.vector(prefix + '.weight', a.hidden);
+    const gamma = this.vector(`${prefix}.weight`, a.hidden);
     if (a.norm === 'rms') return w.op('SimplifiedLayerNormalization', [x, gamma], { axis: -1, epsilon: a.eps, stash_type: 1 });
-    return w.op('LayerNormalization', [x, gamma, this.vector(prefix + '.bias', a.hidden)], { axis: -1, epsilon: a.eps });
+    return w.op('LayerNormalization', [x, gamma, this.vector(`${prefix}.bias`, a.hidden)], { axis: -1, epsilon: a.eps });
   }
 
   /** norm(x + residual), also handing back the new residual stream. */
   private skipNorm(x: string, residual: string, prefix: string, setResidual: (r: string) => void): string {
     const { a, w } = this;
-    const gamma = this.vector(prefix + '.weight', a.hidden);
-    const ins = a.norm === 'rms' ? [x, residual, gamma] : [x, residual, gamma, this.vector(prefix + '.bias', a.hidden)];
+    const gamma = this.vector(`${prefix}.weight`, a.hidden);
+    const ins = a.norm === 'rms' ? [x, residual, gamma] : [x, residual, gamma, this.vector(`${prefix}.bias`, a.hidden)];
     const op = a.norm === 'rms' ? 'SkipSimplifiedLayerNormalization' : 'SkipLayerNormalization';
     const outs = w.node(op, ins, 4, { epsilon: a.eps }, MS);
     setResidual(outs[3]);
@@ -141,9 +141,9 @@ class Builder {
     const scale = 1 / Math.sqrt(D);
     // 1/sqrt(head_dim) folded into the query rows (rotary is linear, so it commutes).
     const parts = [
-      { name: p + 'q_proj', rows: qRows, scale },
-      { name: p + 'k_proj', rows: kvRows, scale: 1 },
-      { name: p + 'v_proj', rows: kvRows, scale: 1 },
+      { name: `${p}q_proj`, rows: qRows, scale },
+      { name: `${p}k_proj`, rows: kvRows, scale: 1 },
+      { name: `${p}v_proj`, rows: kvRows, scale: 1 },
     ];
     const qkv = this.linear(h, parts, a.hidden, a.qkvBias, `${p}qkv_proj`);
     const [q0, k0, v] = w.node('Split', [qkv, w.constant(`${p}qkv_split`, DT.int64, [3], [qRows, kvRows, kvRows])], 3, { axis: -1 });
@@ -164,7 +164,7 @@ class Builder {
     const ctx = w.op('Add', [w.op('MatMul', [pCache, N.cacheValue(i)]), w.op('MatMul', [pNew, vNew])]); // [b, kvh, rep*s, D]
     const ctx5 = w.op('Transpose', [w.op('Reshape', [ctx, shape('ctx5', [0, a.kvHeads, this.rep, -1, D])])], { perm: [0, 3, 1, 2, 4] });
     const merged = w.op('Reshape', [ctx5, shape('ctx3', [0, 0, qRows])]);
-    return this.linear(merged, [{ name: p + 'o_proj', rows: a.hidden, scale: 1 }], qRows, a.oBias, `${p}o_proj`);
+    return this.linear(merged, [{ name: `${p}o_proj`, rows: a.hidden, scale: 1 }], qRows, a.oBias, `${p}o_proj`);
   }
 
   private mlp(i: number, h: string): string {
@@ -172,14 +172,14 @@ class Builder {
     const p = `model.layers.${i}.mlp.`;
     const I = a.intermediate;
     if (a.mlp === 'silu-gated') {
-      const gu = this.linear(h, [{ name: p + 'gate_proj', rows: I, scale: 1 }, { name: p + 'up_proj', rows: I, scale: 1 }], a.hidden, a.mlpBias, `${p}gate_up_proj`);
+      const gu = this.linear(h, [{ name: `${p}gate_proj`, rows: I, scale: 1 }, { name: `${p}up_proj`, rows: I, scale: 1 }], a.hidden, a.mlpBias, `${p}gate_up_proj`);
       const [gate, up] = w.node('Split', [gu, w.constant(`${p}gu_split`, DT.int64, [2], [I, I])], 2, { axis: -1 });
       const act = w.op('Mul', [w.op('QuickGelu', [gate], { alpha: 1.0 }, MS), up]); // QuickGelu(alpha 1) = SiLU
-      return this.linear(act, [{ name: p + 'down_proj', rows: a.hidden, scale: 1 }], I, a.mlpBias, `${p}down_proj`);
+      return this.linear(act, [{ name: `${p}down_proj`, rows: a.hidden, scale: 1 }], I, a.mlpBias, `${p}down_proj`);
     }
-    const fc = this.linear(h, [{ name: p + 'c_fc', rows: I, scale: 1 }], a.hidden, false, `${p}c_fc`);
-    const act = a.mlpBias ? w.op('FastGelu', [fc, this.vector(p + 'c_fc.bias', I)], {}, MS) : w.op('FastGelu', [fc], {}, MS);
-    return this.linear(act, [{ name: p + 'c_proj', rows: a.hidden, scale: 1 }], I, a.mlpBias, `${p}c_proj`);
+    const fc = this.linear(h, [{ name: `${p}c_fc`, rows: I, scale: 1 }], a.hidden, false, `${p}c_fc`);
+    const act = a.mlpBias ? w.op('FastGelu', [fc, this.vector(`${p}c_fc.bias`, I)], {}, MS) : w.op('FastGelu', [fc], {}, MS);
+    return this.linear(act, [{ name: `${p}c_proj`, rows: a.hidden, scale: 1 }], I, a.mlpBias, `${p}c_proj`);
   }
 
   /** The last `num_logits_to_keep` positions (0: all). */
@@ -199,7 +199,7 @@ class Builder {
    */
   private linear(x: string, parts: { name: string; rows: number; scale: number }[], k: number, withBias: boolean, name: string): string {
     const { w } = this;
-    const tensors = parts.map((p) => this.ck.require(p.name + '.weight', [p.rows, k]));
+    const tensors = parts.map((p) => this.ck.require(`${p.name}.weight`, [p.rows, k]));
     const n = parts.reduce((s, p) => s + p.rows, 0);
     if (this.bits) {
       const q = this.quantizedStack(tensors, parts.map((p) => p.scale), k);
@@ -223,7 +223,7 @@ class Builder {
     const b = new Float32Array(parts.reduce((s, p) => s + p.rows, 0));
     let at = 0;
     parts.forEach((p) => {
-      const t = this.ck.require(p.name + '.bias', [p.rows]);
+      const t = this.ck.require(`${p.name}.bias`, [p.rows]);
       const v = this.ck.readAll(t);
       this.o.consumed(t.bytes, t.name);
       for (let r = 0; r < p.rows; r++) b[at + r] = v[r] * p.scale;

@@ -108,10 +108,10 @@ export class Checkpoint {
           if (tensors.has(k)) throw new ConvertError(f.file, `tensor "${k}" also appears in ${tensors.get(k)!.file}`);
           tensors.set(k, t);
         }
-        f.unsupported.forEach((why, k) => unsupported.set(k, why));
+        for (const [k, why] of f.unsupported) unsupported.set(k, why);
       }
     } catch (err) {
-      files.forEach((f) => f.close());
+      for (const f of files) f.close();
       throw err;
     }
     return new Checkpoint(dir, files, tensors, unsupported);
@@ -142,7 +142,7 @@ export class Checkpoint {
   }
 
   close(): void {
-    this.files.forEach((f) => f.close());
+    for (const f of this.files) f.close();
   }
 }
 
@@ -226,7 +226,8 @@ let f16Table: Float32Array | null = null;
 
 /** float16 bits -> float32, by table (256 KB, built once). */
 function halfTable(): Float32Array {
-  return (f16Table ??= Float32Array.from({ length: 65536 }, (_, h) => halfToFloat(h)));
+  f16Table ??= Float32Array.from({ length: 65536 }, (_, h) => halfToFloat(h));
+  return f16Table;
 }
 
 function toFloat32(raw: Uint8Array, dtype: SafeDtype, n: number): Float32Array {

@@ -8,7 +8,7 @@ import * as https from 'node:https';
  * No `vscode` import.
  */
 
-export const DEFAULT_ENDPOINT = 'https://huggingface.co';
+const DEFAULT_ENDPOINT = 'https://huggingface.co';
 
 export type HubErrorKind = 'offline' | 'unauthorized' | 'forbidden' | 'not_found' | 'checksum' | 'disk' | 'cancelled' | 'http';
 
@@ -319,7 +319,7 @@ export async function hubRequest(url: string, opts: RequestOptions = {}): Promis
 }
 
 /** Reads a small body (an error or API answer) as text, at most `limit` bytes. */
-export async function readText(res: http.IncomingMessage, limit = 4 << 20): Promise<string> {
+async function readText(res: http.IncomingMessage, limit = 4 << 20): Promise<string> {
   const chunks: Buffer[] = [];
   let n = 0;
   for await (const c of res as AsyncIterable<Buffer>) {

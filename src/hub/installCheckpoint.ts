@@ -54,7 +54,7 @@ export interface InstallCheckpointResult {
 }
 
 /** The manifest of a converted folder: the checkpoint it came from and how it was converted. */
-export interface ConvertedManifest extends ModelManifest {
+interface ConvertedManifest extends ModelManifest {
   converted: { from: 'safetensors'; quant: Quant; modelType: string; seconds: number };
 }
 

@@ -15,7 +15,7 @@ export interface InstalledModel {
   revision?: string;
   commit?: string;
   downloadedAt?: string;
-  /** Converted on this machine from a checkpoint (src/models/installCheckpoint.ts). */
+  /** Converted on this machine from a checkpoint (src/hub/installCheckpoint.ts). */
   converted?: boolean;
 }
 

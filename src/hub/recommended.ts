@@ -35,7 +35,7 @@ export interface RecommendedModel {
   /**
    * 'onnx': a ready ONNX export, downloaded into the model folder as is. 'checkpoint': a Hugging Face safetensors
    * checkpoint, downloaded into `<storage>/checkpoints/` and converted on the user's machine
-   * (src/models/installCheckpoint.ts); `files` are then only the files fetched first, the weights come from
+   * (src/hub/installCheckpoint.ts); `files` are then only the files fetched first, the weights come from
    * `model.safetensors` or the shards its index names.
    */
   kind: 'onnx' | 'checkpoint';
@@ -298,20 +298,4 @@ export function pickModelFiles(all: readonly string[], preferOnnx?: string): { f
 /** `owner/name` -> the folder name under `<storage>/models/`. */
 export function modelFolderName(repo: string): string {
   return repo.replace('/', '--');
-}
-
-export function formatBytes(n: number): string {
-  if (n < 1000) return `${n} B`;
-  if (n < 1e6) return `${(n / 1e3).toFixed(1)} kB`;
-  if (n < 1e9) return `${(n / 1e6).toFixed(n < 1e7 ? 1 : 0)} MB`;
-  return `${(n / 1e9).toFixed(2)} GB`;
-}
-
-export function formatDuration(seconds: number): string {
-  if (!Number.isFinite(seconds) || seconds < 0) return '?';
-  const s = Math.round(seconds);
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${s % 60} s`;
-  return `${Math.floor(m / 60)} h ${m % 60} min`;
 }

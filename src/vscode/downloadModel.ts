@@ -1,19 +1,20 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { downloadModel, type DownloadProgress, type DownloadResult } from '../models/downloader';
-import { listCheckpoints, removeCheckpoint } from '../models/checkpointStore';
-import { childProcessConverter } from '../models/childProcessConverter';
-import { HubError, listRepoFiles, parseRepoRef, repoIdProblem, resolveEndpoint } from '../models/hubClient';
-import { listInstalledModels, listPartialDownloads, type InstalledModel } from '../models/installedModels';
-import { ConvertFailedError, installCheckpoint, type Converter, type InstallCheckpointResult, type InstallProgress } from '../models/installCheckpoint';
-import { findRecommended, formatBytes, formatDuration, pickModelFiles, RECOMMENDED_MODELS, type ModelFile } from '../models/recommended';
+import { downloadModel, type DownloadProgress, type DownloadResult } from '../hub/downloader';
+import { listCheckpoints, removeCheckpoint } from '../hub/checkpointStore';
+import { childProcessConverter } from '../hub/childProcessConverter';
+import { formatBytes, formatDuration } from '../hub/format';
+import { HubError, listRepoFiles, parseRepoRef, repoIdProblem, resolveEndpoint } from '../hub/hubClient';
+import { listInstalledModels, listPartialDownloads, type InstalledModel } from '../hub/installedModels';
+import { ConvertFailedError, installCheckpoint, type Converter, type InstallCheckpointResult, type InstallProgress } from '../hub/installCheckpoint';
+import { findRecommended, pickModelFiles, RECOMMENDED_MODELS, type ModelFile } from '../hub/recommended';
 
 /**
  * "Ghostline: Download Model" and "Ghostline: Set Hugging Face Token": a QuickPick of recommended models
  * (or any repo id), a cancellable progress notification with bytes, speed and ETA, then an offer to switch
  * `ghostline.modelPath` (user settings) to the new folder. Models go to `<globalStorage>/models/`.
  * Checkpoints (base models in safetensors) are downloaded to `<globalStorage>/checkpoints/` and converted on
- * this machine by src/models/installCheckpoint.ts, in the same notification; then an offer to delete them.
+ * this machine by src/hub/installCheckpoint.ts, in the same notification; then an offer to delete them.
  */
 
 export const TOKEN_SECRET = 'ghostline.hubToken';
@@ -38,7 +39,7 @@ export interface DownloadRequest {
 
 type ModelPick = vscode.QuickPickItem & { repo?: string; custom?: boolean };
 
-export function storageDir(context: vscode.ExtensionContext): string {
+function storageDir(context: vscode.ExtensionContext): string {
   return context.globalStorageUri.fsPath;
 }
 
@@ -50,7 +51,7 @@ export function hubEndpoint(): string {
 }
 
 /** The token: SecretStorage first (set by the command), then HF_TOKEN / HUGGING_FACE_HUB_TOKEN. */
-export async function hubToken(context: vscode.ExtensionContext): Promise<string | undefined> {
+async function hubToken(context: vscode.ExtensionContext): Promise<string | undefined> {
   const stored = await context.secrets.get(TOKEN_SECRET);
   return stored || process.env.HF_TOKEN || process.env.HUGGING_FACE_HUB_TOKEN || undefined;
 }
@@ -233,7 +234,7 @@ export async function downloadModelCommand(context: vscode.ExtensionContext, dep
 }
 
 /** Points `ghostline.modelPath` (user settings) at a folder; clears a user-level `modelFile` that belongs to the old model. */
-export async function switchToModel(dir: string, deps: ModelCommandDeps): Promise<void> {
+async function switchToModel(dir: string, deps: ModelCommandDeps): Promise<void> {
   const cfg = vscode.workspace.getConfiguration('ghostline');
   if (cfg.inspect<string>('modelFile')?.globalValue) await cfg.update('modelFile', undefined, vscode.ConfigurationTarget.Global);
   await cfg.update('modelPath', dir, vscode.ConfigurationTarget.Global);

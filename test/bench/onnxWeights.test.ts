@@ -21,7 +21,7 @@ test('weight bytes per token: every initializer but the indexed tables, read fro
     assert.equal(w.unused, 0, dir);
     assert.equal(w.perToken, w.total - w.gathered);
     // The weights are nearly the whole file and its external data (the rest is graph structure and names).
-    const size = [file, file + '_data'].filter((f) => fs.existsSync(f)).reduce((n, f) => n + fs.statSync(f).size, 0);
+    const size = [file, `${file}_data`].filter((f) => fs.existsSync(f)).reduce((n, f) => n + fs.statSync(f).size, 0);
     assert.ok(w.total <= size && w.total > 0.8 * size, `${w.total} of ${size} bytes`);
   }
 });
@@ -40,7 +40,7 @@ test('weight bytes per token: external data, MatMulNBits and a tied GatherBlockQ
     assert.ok(w.perToken > lmHead, `${w.perToken} bytes per token include the ${lmHead}-byte LM head`);
     // Counted by declared length without reading the data file, the shared table once: at most the data file
     // (which adds alignment padding).
-    const data = fs.statSync(r.onnxFile + '_data').size;
+    const data = fs.statSync(`${r.onnxFile}_data`).size;
     assert.ok(w.total <= data && w.total > 0.9 * data, `${w.total} of ${data} bytes`);
   } finally {
     fs.rmSync(path.dirname(out), { recursive: true, force: true });

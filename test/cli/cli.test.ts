@@ -30,13 +30,13 @@ test('serve-stdio: one engine and one KV cache for the stream; bad requests get 
   const child = spawn(process.execPath, [CLI, 'serve-stdio', '--model', TINY, '--threads', '1'], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = [
     { id: 'a', prompt: ref.prompt, max_new_tokens: 4 },
-    { id: 'b', prompt: ref.prompt + ' 2', max_new_tokens: 4 },
+    { id: 'b', prompt: `${ref.prompt} 2`, max_new_tokens: 4 },
     'not json',
     { id: 'c', prompt: ref.prompt, top_p: 7 },
     { id: 'd', prompt: ref.prompt, bogus: 1 },
-    { id: 'e', prompt: ref.prompt + ' 2:', max_new_tokens: 3, temperature: 0.7, top_k: 5, seed: 1, stop: ['\n'] },
+    { id: 'e', prompt: `${ref.prompt} 2:`, max_new_tokens: 3, temperature: 0.7, top_k: 5, seed: 1, stop: ['\n'] },
   ];
-  child.stdin.end(lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n');
+  child.stdin.end(`${lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n')}\n`);
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   const code = await new Promise((r) => child.on('exit', r));
@@ -77,7 +77,7 @@ test('serve-stdio: prototype keys are unknown fields by name, a capped max_new_t
     JSON.stringify({ id: 'h', prompt: huge, max_new_tokens: 2 }),
     JSON.stringify({ id: 'f', prefix: 'def f(x):\n    return x', suffix: '', constructor: 1 }),
   ];
-  child.stdin.end(lines.join('\n') + '\n');
+  child.stdin.end(`${lines.join('\n')}\n`);
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   assert.equal(await new Promise((r) => child.on('exit', r)), 0);
@@ -113,7 +113,7 @@ test('serve-stdio prefix requests run the editor pipeline: filtered text, stats,
     { id: 3, prefix, suffix: '\n\nprint(add(1, 2))\n#', language: 'python', path: 'a.py' },
     { id: 4, prefix: 'x = foo(', suffix: ')\n', language: 'python', path: 'a.py' },
   ];
-  child.stdin.end(lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  child.stdin.end(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   assert.equal(await new Promise((r) => child.on('exit', r)), 0);

@@ -30,7 +30,7 @@ test('cache: exact hit, typed-ahead walk-back, a disagreeing earlier suggestion,
   assert.equal(c.size, 1);
   // The walk-back is bounded.
   const long = 'a'.repeat(MAX_TYPED_AHEAD + 1);
-  c.set('h', '', { items: [long + 'b'] });
+  c.set('h', '', { items: [`${long}b`] });
   assert.equal(c.get('h', long), undefined);
   assert.deepEqual(c.get('h', long.slice(1))?.items, ['ab']);
 });

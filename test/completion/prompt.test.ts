@@ -28,8 +28,8 @@ test('the prompt runs stable to volatile: extra chunks, prefix, suffix, then the
   const p = buildPrompt(ctx, t, [{ path: 'util.py', text: 'def g(): pass' }], 'main.py');
   assert.equal(promptText(p.prompt), '<file_sep>util.py\ndef g(): pass\n<file_sep>main.py\n<fim_prefix>def f(x):\n<fim_suffix>\nprint(f(1))<fim_middle>    return ');
   // One more typed character changes only the tail.
-  const q = buildPrompt({ ...ctx, linePrefix: ctx.linePrefix + 'x' }, t, [{ path: 'util.py', text: 'def g(): pass' }], 'main.py');
-  assert.equal(promptText(q.prompt), promptText(p.prompt) + 'x');
+  const q = buildPrompt({ ...ctx, linePrefix: `${ctx.linePrefix}x` }, t, [{ path: 'util.py', text: 'def g(): pass' }], 'main.py');
+  assert.equal(promptText(q.prompt), `${promptText(p.prompt)}x`);
   assert.deepEqual(q.prompt.slice(0, -1), p.prompt.slice(0, -1), 'only the last part changes');
 });
 

@@ -95,7 +95,7 @@ describe('the engine on a converted model', () => {
     assert.deepEqual(engine.tokenize(ref.prompt), ref.prompt_ids);
     const opts = { maxNewTokens: ref.greedy_ids.length, temperature: 0, ignoreEos: true, tokenHealing: false };
     const plain = await engine.generate(ref.prompt, { ...opts, speculativeTokens: 0 });
-    const spec = await engine.generate(ref.prompt + ' ', { ...opts, speculativeTokens: 8 }); // another prompt in between
+    const spec = await engine.generate(`${ref.prompt} `, { ...opts, speculativeTokens: 8 }); // another prompt in between
     const again = await engine.generate(ref.prompt, { ...opts, speculativeTokens: 8 });
     assert.deepEqual(plain.tokens, ref.greedy_ids);
     assert.deepEqual(again.tokens, ref.greedy_ids);

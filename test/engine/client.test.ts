@@ -43,7 +43,7 @@ test('cancel stops a generation within one step', async () => {
 test('a request cancelled before it starts does no decoding', async () => {
   const ac = new AbortController();
   ac.abort();
-  const r = await client.generate(ref.prompt + ' x', { maxNewTokens: 50 }, { signal: ac.signal });
+  const r = await client.generate(`${ref.prompt} x`, { maxNewTokens: 50 }, { signal: ac.signal });
   assert.equal(r.finishReason, 'cancelled');
   assert.equal(r.stats.generatedTokens, 0);
 });

@@ -37,7 +37,7 @@ test('logits are the same with a reused, cropped cache and with a fresh prefill'
 });
 
 test('greedy output is the same with and without the reused cache', async () => {
-  const prompts = [base, base + 'o', base + 'onacci(n', base.slice(0, 40), base + 'onacci(n - 1)'];
+  const prompts = [base, `${base}o`, `${base}onacci(n`, base.slice(0, 40), `${base}onacci(n - 1)`];
   for (const p of prompts) {
     const warm = await engine.generate(p, { maxNewTokens: 24 });
     engine.resetCache();
@@ -79,7 +79,7 @@ test('a prompt longer than the context keeps its end and still generates', async
 test('a prompt over the context, growing by one character, still reuses the cache', async () => {
   const long = 'value = compute(1)\n'.repeat(150);
   await engine.generate(long, { maxNewTokens: 8 });
-  const r = await engine.generate(long + 'v', { maxNewTokens: 8 });
+  const r = await engine.generate(`${long}v`, { maxNewTokens: 8 });
   assert.ok(r.stats.truncatedTokens > 0);
   assert.ok(r.stats.prefillTokens <= 3, `prefilled ${r.stats.prefillTokens}`);
 });

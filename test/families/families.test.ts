@@ -291,7 +291,7 @@ for (const exp of EXPECTED) {
 
     test('greedy output is the same with the reused KV cache and after resetCache()', async () => {
       const base = promptText();
-      const prompts = [base, base + 'x', base + 'x = 1\n', base.slice(0, Math.floor(base.length * 0.6)), base];
+      const prompts = [base, `${base}x`, `${base}x = 1\n`, base.slice(0, Math.floor(base.length * 0.6)), base];
       let reused = 0;
       for (const p of prompts) {
         const warm = await engine.generate(p, { maxNewTokens: 12 });

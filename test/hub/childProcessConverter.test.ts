@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import type { ConvertProgress } from '../../src/converter/types';
-import { childProcessConverter, ConverterProcessError } from '../../src/models/childProcessConverter';
+import { childProcessConverter, ConverterProcessError } from '../../src/hub/childProcessConverter';
 import { ROOT } from '../helpers';
 
 /** The extension's converter: the CLI (`convert --progress-json`) in a child process, as tsc compiled it. */

@@ -3,10 +3,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
-import { downloadModel, modelDir, INCOMPLETE_MARKER, MANIFEST, type DownloadProgress } from '../../src/models/downloader';
-import { HubError, listRepoFiles, resolveEndpoint } from '../../src/models/hubClient';
-import { listInstalledModels, listPartialDownloads } from '../../src/models/installedModels';
-import { commonFiles, pickModelFiles, type ModelFile } from '../../src/models/recommended';
+import { downloadModel, modelDir, INCOMPLETE_MARKER, MANIFEST, type DownloadProgress } from '../../src/hub/downloader';
+import { HubError, listRepoFiles, resolveEndpoint } from '../../src/hub/hubClient';
+import { listInstalledModels, listPartialDownloads } from '../../src/hub/installedModels';
+import { commonFiles, pickModelFiles, type ModelFile } from '../../src/hub/recommended';
 import { closedPort, COMMIT, fakeModelFiles, sha256, startFakeHub, type FakeHub } from './fakeHub';
 
 const REPO = 'acme/tiny-coder';

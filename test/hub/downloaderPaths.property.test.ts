@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import * as fc from 'fast-check';
-import { parseContentRange, parseSize, repoPathProblem } from '../../src/models/hubClient';
-import { shardPathProblem } from '../../src/models/shardIndex';
+import { parseContentRange, parseSize, repoPathProblem } from '../../src/hub/hubClient';
+import { shardPathProblem } from '../../src/hub/shardIndex';
 import { fuzzParams } from '../fuzz/fuzzParams';
 
 /**

@@ -64,7 +64,7 @@ export function sha256(b: Buffer): string {
   return createHash('sha256').update(b).digest('hex');
 }
 
-export function gitSha1(b: Buffer): string {
+function gitSha1(b: Buffer): string {
   return createHash('sha1').update(`blob ${b.length}\0`).update(b).digest('hex');
 }
 
@@ -317,7 +317,7 @@ function noise(n: number, seed: number): Buffer {
 }
 
 /** A well-formed safetensors file with one F32 tensor `name` of `floats` values. */
-export function fakeSafetensors(name: string, floats: number, seed = 1): Buffer {
+function fakeSafetensors(name: string, floats: number, seed = 1): Buffer {
   const header = Buffer.from(JSON.stringify({ [name]: { dtype: 'F32', shape: [floats], data_offsets: [0, floats * 4] } }));
   const len = Buffer.alloc(8);
   len.writeBigUInt64LE(BigInt(header.length));

@@ -3,10 +3,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { INCOMPLETE_MARKER } from '../../src/models/downloader';
-import { isValidRepoId, parseRepoRef, resolveUrl, sha256FromEtag } from '../../src/models/hubClient';
-import { listInstalledModels, listPartialDownloads, removeInstalledModel } from '../../src/models/installedModels';
-import { externalDataFiles, findRecommended, formatBytes, formatDuration, pickModelFiles, RECOMMENDED_MODELS, SAFETENSORS_INDEX } from '../../src/models/recommended';
+import { INCOMPLETE_MARKER } from '../../src/hub/downloader';
+import { formatBytes, formatDuration } from '../../src/hub/format';
+import { isValidRepoId, parseRepoRef, resolveUrl, sha256FromEtag } from '../../src/hub/hubClient';
+import { listInstalledModels, listPartialDownloads, removeInstalledModel } from '../../src/hub/installedModels';
+import { externalDataFiles, findRecommended, pickModelFiles, RECOMMENDED_MODELS, SAFETENSORS_INDEX } from '../../src/hub/recommended';
 
 test('recommended models are well formed', () => {
   assert.ok(RECOMMENDED_MODELS.length >= 3);

@@ -1,7 +1,7 @@
 // Ghostline inside a real extension host: inline suggestions on real files, accept, workspace settings,
 // Generate from Selection, the status bar, and the error paths (missing model, killed worker).
-import * as fs from 'fs';
-import * as path from 'path';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GhostlineApi } from '../../src/extension';
 import { after, assert, before, test, waitFor } from './harness';

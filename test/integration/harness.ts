@@ -8,10 +8,10 @@
 // Tests run one after the other in registration order (files sorted by name). Each gets a timeout
 // (default 60 s, GHOSTLINE_TEST_TIMEOUT_MS, or per test). Hooks: before/after (once per file, around that
 // file's tests) and afterEach (per file).
-import * as fs from 'fs';
-import * as path from 'path';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 
-export { strict as assert } from 'assert';
+export { strict as assert } from 'node:assert';
 
 export type TestFn = () => unknown | Promise<unknown>;
 
@@ -216,7 +216,7 @@ export async function runRegistered(opts: RunOptions = {}): Promise<RunSummary> 
   log(`# ${summary.passed} passed, ${summary.failed} failed, ${summary.skipped} skipped (${summary.durationMs} ms)`);
   if (opts.resultsFile) {
     fs.mkdirSync(path.dirname(opts.resultsFile), { recursive: true });
-    fs.writeFileSync(opts.resultsFile, JSON.stringify(summary, null, 2) + '\n');
+    fs.writeFileSync(opts.resultsFile, `${JSON.stringify(summary, null, 2)}\n`);
   }
   return summary;
 }

@@ -7,9 +7,9 @@
 //   GHOSTLINE_TEST_RESULTS     where to write the JSON summary (default: <workspace>/.ghostline-test-results.json)
 //   GHOSTLINE_TEST_GREP        only run tests whose "file > name" matches this regular expression
 //   GHOSTLINE_TEST_TIMEOUT_MS  default timeout per test (60000)
-import * as fs from 'fs';
-import * as os from 'os';
-import * as path from 'path';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { runRegistered, setCurrentFile } from './harness';
 

@@ -29,7 +29,7 @@ export function documentContext(doc: TextSource, cursor: CursorPosition, b: Wind
   // Prefix: snapped start, then drop blocks from the top until it fits.
   let start = Math.max(0, Math.floor((cursor.line - b.prefixLines) / snap) * snap);
   const above: string[] = [];
-  for (let i = start; i < cursor.line; i++) above.push(clipLine(doc.lineAt(i)) + '\n');
+  for (let i = start; i < cursor.line; i++) above.push(`${clipLine(doc.lineAt(i))}\n`);
   // The cursor line is left out of the budget: typing on it must never move the window start (that would
   // invalidate the whole KV cache at one keystroke); fitBudget keeps room for it.
   let prefixLen = above.reduce((s, l) => s + l.length, 0);
@@ -48,7 +48,7 @@ export function documentContext(doc: TextSource, cursor: CursorPosition, b: Wind
   let suffix = '';
   let budget = b.suffixChars - lineSuffix.length;
   for (let i = cursor.line + 1; i < end && budget > 0; i++) {
-    const l = '\n' + clipLine(doc.lineAt(i));
+    const l = `\n${clipLine(doc.lineAt(i))}`;
     if (l.length > budget) break;
     suffix += l;
     budget -= l.length;

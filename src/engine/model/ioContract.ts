@@ -55,8 +55,8 @@ export function readIoContract(
   const meta = (list: readonly Meta[] | undefined, name: string) => list?.find((m) => m.name === name);
   const pastMeta = meta(session.inputMetadata, 'past_key_values.0.key');
   const logitsMeta = meta(session.outputMetadata, 'logits');
-  const dims = (m: Meta | undefined) => (m && m.isTensor ? m.shape : []);
-  const dtype = (m: Meta | undefined): string => (m && m.isTensor ? m.type : 'float32');
+  const dims = (m: Meta | undefined) => (m?.isTensor ? m.shape : []);
+  const dtype = (m: Meta | undefined): string => (m?.isTensor ? m.type : 'float32');
 
   const kvType = dtype(pastMeta);
   if (kvType !== 'float32' && kvType !== 'float16') throw new ModelFolderError(file, `KV cache type ${kvType} is not supported (float32 or float16)`);
@@ -103,7 +103,7 @@ function readLeanContract(session: Parameters<typeof readIoContract>[0], config:
   if (typeof declared === 'number' && declared !== layers) throw new ModelFolderError(file, `has ${layers} layers of KV cache but config.json says num_hidden_layers = ${declared}`);
   const shape = (list: readonly Meta[] | undefined, name: string) => {
     const m = list?.find((x) => x.name === name);
-    return m && m.isTensor ? m.shape : [];
+    return m?.isTensor ? m.shape : [];
   };
   const [, kvHeads, headDim] = shape(session.inputMetadata, leanNames.cacheKey(0));
   const vocab = shape(session.outputMetadata, leanNames.logits)[2];

@@ -55,7 +55,7 @@ export class KvCache {
     const tensors = this.tensors.map((t) => {
       const src = t.data as KvData;
       const dst = newData(this.contract.kvType, rows.length * per);
-      rows.forEach((r, j) => dst.set(src.subarray(r * per, (r + 1) * per), j * per));
+      for (const [j, r] of rows.entries()) dst.set(src.subarray(r * per, (r + 1) * per), j * per);
       return new Tensor(this.contract.kvType, dst, [rows.length, kvHeads, this.length, headDim]);
     });
     return new KvCache(this.contract, this.tokens, tensors, rows.length);

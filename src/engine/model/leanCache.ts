@@ -33,8 +33,8 @@ export class LeanStore {
 
   /** The cache inputs; Tensor wrappers are made once per store (they wrap, not copy, the buffers). */
   feeds(): Record<string, Tensor> {
-    if (this.feedsCache) return this.feedsCache;
-    return (this.feedsCache = this.makeFeeds(this.cap));
+    this.feedsCache ??= this.makeFeeds(this.cap);
+    return this.feedsCache;
   }
 
   /** Zero-capacity cache inputs: a first chunk attends to nothing cached, so it skips the empty slots. */

@@ -102,7 +102,7 @@ export class OnnxCausalLM {
     const past = cache.length;
     const total = past + seq;
     const ids = new BigInt64Array(batch * seq);
-    tokens.forEach((row, b) => row.forEach((t, i) => (ids[b * seq + i] = BigInt(t))));
+    for (const [b, row] of tokens.entries()) for (const [i, t] of row.entries()) ids[b * seq + i] = BigInt(t);
     const feeds: Record<string, Tensor> = {
       input_ids: new Tensor('int64', ids, [batch, seq]),
       attention_mask: new Tensor('int64', new BigInt64Array(batch * total).fill(1n), [batch, total]),
@@ -139,12 +139,12 @@ export class OnnxCausalLM {
     const store = cache.storeFor(past + seq);
     const ids = new BigInt64Array(batch * seq);
     const pos = new BigInt64Array(batch * seq);
-    tokens.forEach((row, b) =>
-      row.forEach((t, i) => {
+    for (const [b, row] of tokens.entries()) {
+      for (const [i, t] of row.entries()) {
         ids[b * seq + i] = BigInt(t);
         pos[b * seq + i] = BigInt(past + i);
-      }),
-    );
+      }
+    }
     const cap = past === 0 ? 0 : store.cap;
     const feeds: Record<string, Tensor> = {
       ...(cap ? store.feeds() : store.emptyFeeds()),

@@ -1,4 +1,4 @@
-import type { DecodeOptions } from './decodeOptions';
+
 import type { FinishReason } from '../decode/stopping';
 
 export type { FinishReason };

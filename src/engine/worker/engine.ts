@@ -196,8 +196,11 @@ export class Engine {
     if (truncated > 0) tokens = tokens.slice(truncated);
     const beams = opts.numBeams > 1 ? opts.numBeams : opts.temperature === 0 && opts.numReturnSequences > 1 ? opts.numReturnSequences : 1;
     // Token healing (sampling and greedy; beam search keeps the prompt as it is).
-    const healing =
-      opts.tokenHealing && beams === 1 ? planHealing(promptText(bounded.prompt), tokens, this.tokenizer, (this.prefixIndex ??= new TokenPrefixIndex(this.tokenizer))) : null;
+    let healing: Healing | null = null;
+    if (opts.tokenHealing && beams === 1) {
+      this.prefixIndex ??= new TokenPrefixIndex(this.tokenizer);
+      healing = planHealing(promptText(bounded.prompt), tokens, this.tokenizer, this.prefixIndex);
+    }
     if (healing) tokens = healing.tokens;
     return { tokens, truncated, notices, beams, healing };
   }
