@@ -41,7 +41,7 @@ export function childProcessConverter(cliPath: string): Converter {
       child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
         pending += chunk;
         let nl: number;
-        while ((nl = pending.indexOf('\n')) >= 0) {
+        for (nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
           const line = pending.slice(0, nl).trim();
           pending = pending.slice(nl + 1);
           if (!line) continue;

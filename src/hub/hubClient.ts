@@ -41,7 +41,7 @@ export interface HubOptions {
 
 /** The endpoint without a trailing slash: explicit option, then HF_ENDPOINT, then the default. */
 export function resolveEndpoint(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
-  const raw = (explicit && explicit.trim()) || (env.HF_ENDPOINT && env.HF_ENDPOINT.trim()) || DEFAULT_ENDPOINT;
+  const raw = (explicit?.trim()) || (env.HF_ENDPOINT?.trim()) || DEFAULT_ENDPOINT;
   let url: URL;
   try {
     url = new URL(raw);
@@ -83,6 +83,7 @@ export function repoPathProblem(p: string): string | undefined {
   if (p.length === 0) return 'it is empty';
   if (p.includes('\\')) return 'it contains a backslash';
   if (p.includes('\0')) return 'it contains a NUL byte';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this check's purpose
   if (/[\x01-\x1f\x7f-\x9f]/.test(p)) return 'it contains a control character';
   if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) return 'it is an absolute path';
   const segs = p.split('/');

@@ -67,10 +67,6 @@ export function installedModelItems(context: vscode.ExtensionContext): (vscode.Q
   }));
 }
 
-export function listInstalled(context: vscode.ExtensionContext): InstalledModel[] {
-  return listInstalledModels(storageDir(context));
-}
-
 export function registerModelCommands(context: vscode.ExtensionContext, deps: ModelCommandDeps): vscode.Disposable {
   return vscode.Disposable.from(
     vscode.commands.registerCommand('ghostline.downloadModel', (arg?: string | DownloadRequest) => downloadModelCommand(context, deps, arg)),
@@ -107,7 +103,10 @@ async function pickModel(context: vscode.ExtensionContext): Promise<{ repo: stri
   let section: string | undefined;
   for (const m of RECOMMENDED_MODELS) {
     const heading = m.kind === 'checkpoint' ? 'Base models: downloaded as checkpoints, converted on this machine' : 'Ready ONNX exports';
-    if (heading !== section) items.push({ label: (section = heading), kind: vscode.QuickPickItemKind.Separator });
+    if (heading !== section) {
+      section = heading;
+      items.push({ label: heading, kind: vscode.QuickPickItemKind.Separator });
+    }
     const ck = checkpoints.get(m.repo.toLowerCase());
     const state = installed.has(m.repo.toLowerCase())
       ? ' · installed'

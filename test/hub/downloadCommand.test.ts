@@ -34,10 +34,21 @@ const fakeVscode = {
   ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
   Disposable: { from: (...d: unknown[]) => ({ dispose: () => d }) },
   Uri: { parse: (s: string) => ({ toString: () => s }) },
-  env: { openExternal: async (u: unknown) => (calls.push({ fn: 'openExternal', args: [u] }), true) },
+  env: {
+    openExternal: async (u: unknown) => {
+      calls.push({ fn: 'openExternal', args: [u] });
+      return true;
+    },
+  },
   commands: {
-    registerCommand: (id: string, fn: (...a: unknown[]) => unknown) => (registered.set(id, fn), { dispose() {} }),
-    executeCommand: async (id: string, ...args: unknown[]) => (calls.push({ fn: 'executeCommand', args: [id, ...args] }), undefined),
+    registerCommand: (id: string, fn: (...a: unknown[]) => unknown) => {
+      registered.set(id, fn);
+      return { dispose() {} };
+    },
+    executeCommand: async (id: string, ...args: unknown[]) => {
+      calls.push({ fn: 'executeCommand', args: [id, ...args] });
+      return undefined;
+    },
   },
   workspace: {
     getConfiguration: (section: string) => ({
@@ -51,8 +62,14 @@ const fakeVscode = {
     }),
   },
   window: {
-    showQuickPick: async (items: { label: string }[]) => (calls.push({ fn: 'showQuickPick', args: [items] }), quickPick(items)),
-    showInputBox: async (opts: { validateInput?: (v: string) => string | undefined }) => (calls.push({ fn: 'showInputBox', args: [opts] }), inputBox(opts)),
+    showQuickPick: async (items: { label: string }[]) => {
+      calls.push({ fn: 'showQuickPick', args: [items] });
+      return quickPick(items);
+    },
+    showInputBox: async (opts: { validateInput?: (v: string) => string | undefined }) => {
+      calls.push({ fn: 'showInputBox', args: [opts] });
+      return inputBox(opts);
+    },
     showInformationMessage: async (msg: string, ...items: string[]) => {
       calls.push({ fn: 'info', args: [msg, ...items] });
       const answers = infoAnswer === undefined ? [] : Array.isArray(infoAnswer) ? infoAnswer : [infoAnswer];
@@ -62,8 +79,14 @@ const fakeVscode = {
       }
       return undefined;
     },
-    showWarningMessage: async (msg: string) => (calls.push({ fn: 'warn', args: [msg] }), undefined),
-    showErrorMessage: async (msg: string, ...items: string[]) => (calls.push({ fn: 'error', args: [msg, ...items] }), items.length ? errorAnswer : undefined),
+    showWarningMessage: async (msg: string) => {
+      calls.push({ fn: 'warn', args: [msg] });
+      return undefined;
+    },
+    showErrorMessage: async (msg: string, ...items: string[]) => {
+      calls.push({ fn: 'error', args: [msg, ...items] });
+      return items.length ? errorAnswer : undefined;
+    },
     withProgress: async <T>(opts: { cancellable: boolean }, task: (p: { report(v: { message?: string }): void }, t: unknown) => Promise<T>) => {
       assert.equal(opts.cancellable, true);
       const token = { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) };
@@ -232,7 +255,10 @@ test('the endpoint: the user setting, else HF_ENDPOINT, else huggingface.co', ()
 
 test('the picker lists the checkpoints first, under their own heading, then the ONNX exports', async () => {
   let seen: { label: string; repo?: string; kind?: number }[] = [];
-  quickPick = (items) => ((seen = items), undefined);
+  quickPick = (items) => {
+    seen = items;
+    return undefined;
+  };
   assert.equal(await cmd.downloadModelCommand(context, { log }), undefined);
   assert.equal(seen[0].kind, -1);
   assert.match(seen[0].label, /checkpoints, converted on this machine/);
@@ -284,5 +310,5 @@ test('a checkpoint repo with only pytorch_model.bin is explained', async () => {
   assert.equal(await cmd.downloadModelCommand(context, { log, convert: fakeConvert }, DEEPSEEK_BASE), undefined);
   assert.match(String(calls.find((c) => c.fn === 'error')?.args[0]), /this repo has no safetensors weights; Ghostline converts only safetensors/);
   assert.equal(converted.length, 0);
-  assert.deepEqual(cmd.listInstalled(context), []);
+  assert.deepEqual(cmd.installedModelItems(context), []);
 });

@@ -200,7 +200,11 @@ test('not enough disk space: nothing is written', async () => {
   assert.deepEqual(listFiles(storage), []);
   // With room it goes through, and the check counts the real sizes.
   let asked = '';
-  await downloadModel({ ...base(), repo: REPO, files: FILES, reserveBytes: 0, statfs: async (d) => ((asked = d), { bavail: 1000, bsize: 4096 }) });
+  await downloadModel({ ...base(), repo: REPO, files: FILES, reserveBytes: 0, statfs: async (d) => {
+      asked = d;
+      return { bavail: 1000, bsize: 4096 };
+    },
+  });
   assert.equal(asked, storage);
 });
 

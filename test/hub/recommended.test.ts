@@ -61,7 +61,7 @@ test('sha256 only from LFS etags', () => {
   const sha = 'a'.repeat(64);
   assert.equal(sha256FromEtag(`"${sha}"`), sha);
   assert.equal(sha256FromEtag(`W/"${sha.toUpperCase()}"`), sha);
-  assert.equal(sha256FromEtag('"' + 'b'.repeat(40) + '"'), undefined);
+  assert.equal(sha256FromEtag(`"${'b'.repeat(40)}"`), undefined);
   assert.equal(sha256FromEtag(undefined), undefined);
 });
 
