@@ -13,7 +13,14 @@ export interface EngineBenchResult {
   speculative: { prompts: number; equal_output_prompts: number; plain_ms: number; speculative_ms: number; speedup: number; accepted_share: number };
   /** The inline preset's sampling (temperature 0.2, top-k 8): texts differ, so time per generated token. */
   speculative_sampled: { prompts: number; plain_ms_per_token: number; speculative_ms_per_token: number; speedup: number; accepted_share: number };
-  typing: { keystrokes: number; median_prefill_tokens: number; p95_prefill_tokens: number; reused_share: number; median_total_ms: number; p95_total_ms: number };
+  typing: {
+    keystrokes: number;
+    median_prefill_tokens: number;
+    p95_prefill_tokens: number;
+    reused_share: number;
+    median_total_ms: number;
+    p95_total_ms: number;
+  };
 }
 
 /**

@@ -25,7 +25,8 @@ export interface TokenTimes {
 /** Runs a generation of `n` new tokens from the same prompt text, cold; may report its token times. */
 export type Generation = (n: number) => Promise<unknown>;
 
-const isTokenTimes = (x: unknown): x is TokenTimes => typeof x === 'object' && x !== null && typeof (x as TokenTimes).firstTokenAt === 'number' && typeof (x as TokenTimes).lastTokenAt === 'number';
+const isTokenTimes = (x: unknown): x is TokenTimes =>
+  typeof x === 'object' && x !== null && typeof (x as TokenTimes).firstTokenAt === 'number' && typeof (x as TokenTimes).lastTokenAt === 'number';
 
 /**
  * Engines timed the same way, round by round (so machine noise hits all alike): wall time of a 1-token

@@ -94,7 +94,12 @@ export function syntheticPrompt(engine: Engine, tokens: number): string {
  * longer prompt. Leaving its tokenization out of its time favours llama.cpp by well under a millisecond.
  * Prefill = a 1-token generation; decode rate = (N - 1) / (T(N) - T(1)), EOS ignored by counting tokens.
  */
-export async function vsLlamaCpp(modelDir: string, gguf: string, benchDeps: string, opts: { threads: number; rounds: number; promptTokens: number; newTokens: number }): Promise<VsLlamaCppResult> {
+export async function vsLlamaCpp(
+  modelDir: string,
+  gguf: string,
+  benchDeps: string,
+  opts: { threads: number; rounds: number; promptTokens: number; newTokens: number },
+): Promise<VsLlamaCppResult> {
   const ours = await Engine.load(modelDir, { threads: opts.threads });
   const theirs = await openLlamaCpp(gguf, benchDeps, { threads: opts.threads, contextSize: Math.min(ours.info.contextLength, 2048) });
   const prompt = syntheticPrompt(ours, opts.promptTokens);

@@ -32,7 +32,12 @@ async function main() {
   const modelDir = arg('model') ?? defaultModelDir(root);
   const data = arg('data') ?? path.join(root, 'tools', 'model', 'eval', 'heldout.jsonl');
   const limit = Number(arg('limit') ?? Infinity);
-  const samples = fs.readFileSync(data, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Sample).slice(0, limit);
+  const samples = fs
+    .readFileSync(data, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Sample)
+    .slice(0, limit);
   const engine = await Engine.load(modelDir, { threads: Number(arg('threads') ?? 2) });
   const template = pickFimTemplate(engine.info.specialTokens);
   const budget = defaultCompletionSettings().budget;
@@ -58,16 +63,30 @@ async function main() {
         examples[k][mode as 'with_suffix' | 'prefix_only'] = got;
       }
     }
-    results[mode] = { exact_match: round(exact / samples.length, 4), edit_similarity: round(sim / samples.length, 4), median_ms: round(median(ms)), n: samples.length };
+    results[mode] = {
+      exact_match: round(exact / samples.length, 4),
+      edit_similarity: round(sim / samples.length, 4),
+      median_ms: round(median(ms)),
+      n: samples.length,
+    };
   }
   await engine.dispose();
-  const out = { date: new Date().toISOString(), model: path.basename(modelDir), onnx: path.basename(engine.info.onnxFile), data: path.relative(root, data), fim_template: template?.family ?? null, results, examples };
+  const out = {
+    date: new Date().toISOString(),
+    model: path.basename(modelDir),
+    onnx: path.basename(engine.info.onnxFile),
+    data: path.relative(root, data),
+    fim_template: template?.family ?? null,
+    results,
+    examples,
+  };
   const file = path.join(root, 'bench', 'results', 'quality.json');
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
   console.log(JSON.stringify(out, null, 2));
   console.log('\n| cursor context | exact match | edit similarity | median ms |\n|---|---|---|---|');
-  for (const [mode, r] of Object.entries(results)) console.log(`| ${mode.replace('_', ' ')} | ${(r.exact_match * 100).toFixed(1)}% | ${r.edit_similarity.toFixed(3)} | ${r.median_ms} |`);
+  for (const [mode, r] of Object.entries(results))
+    console.log(`| ${mode.replace('_', ' ')} | ${(r.exact_match * 100).toFixed(1)}% | ${r.edit_similarity.toFixed(3)} | ${r.median_ms} |`);
 }
 
 main().catch((err) => {

@@ -103,7 +103,10 @@ export function ensureQ4Gguf(root: string, checkpoint: string, log: (s: string) 
   const out = path.join(BENCH_CACHE, `${path.basename(path.resolve(checkpoint))}-q4_0.gguf`);
   const script = path.join(root, 'tools', 'model', 'export_gguf.py');
   const inputs = [script, path.join(checkpoint, 'config.json'), path.join(checkpoint, 'tokenizer.json')].concat(
-    fs.readdirSync(checkpoint).filter((f) => f.endsWith('.safetensors')).map((f) => path.join(checkpoint, f)),
+    fs
+      .readdirSync(checkpoint)
+      .filter((f) => f.endsWith('.safetensors'))
+      .map((f) => path.join(checkpoint, f)),
   );
   if (fs.existsSync(out) && inputs.every((f) => fs.statSync(out).mtimeMs > fs.statSync(f).mtimeMs)) return out;
   log(`exporting ${out}`);
@@ -182,8 +185,12 @@ export async function qwenPath(o: QwenPathOptions): Promise<QwenPathResult> {
     try {
       gguf = ensureQ4Gguf(o.root, checkpoint, o.log);
       o.log('comparing the GGUF Q4_0 codes with the converted graph');
-      const r = spawnSync(PYTHON, [path.join(o.root, 'tools', 'model', 'export_gguf.py'), '--compare-codes', gguf, onnxFile], { encoding: 'utf8', env: { ...process.env, OMP_NUM_THREADS: '1' } });
-      sameCodes = r.status === 0 ? JSON.parse(r.stdout.trim().split('\n').pop() as string) : { codes_equal: false, error: (r.stderr || r.stdout).trim().slice(-500) };
+      const r = spawnSync(PYTHON, [path.join(o.root, 'tools', 'model', 'export_gguf.py'), '--compare-codes', gguf, onnxFile], {
+        encoding: 'utf8',
+        env: { ...process.env, OMP_NUM_THREADS: '1' },
+      });
+      sameCodes =
+        r.status === 0 ? JSON.parse(r.stdout.trim().split('\n').pop() as string) : { codes_equal: false, error: (r.stderr || r.stdout).trim().slice(-500) };
     } catch (err) {
       errors.push(`llama.cpp side: ${(err as Error).message}`);
       gguf = null;
@@ -193,15 +200,21 @@ export async function qwenPath(o: QwenPathOptions): Promise<QwenPathResult> {
   // Throughput: the engines loaded once, interleaved round by round at each prompt length.
   const ours = await Engine.load(converted, { threads: o.threads });
   const contextSize = 2048;
-  const llama = gguf && o.benchDeps ? await openLlamaCpp(gguf, o.benchDeps, { threads: o.threads, contextSize }).catch((err: Error) => {
-        errors.push(`llama.cpp: ${err.message}`);
-        return null;
-      }) : null;
+  const llama =
+    gguf && o.benchDeps
+      ? await openLlamaCpp(gguf, o.benchDeps, { threads: o.threads, contextSize }).catch((err: Error) => {
+          errors.push(`llama.cpp: ${err.message}`);
+          return null;
+        })
+      : null;
   const torchOnnx = o.torchDir ? path.join(o.torchDir, 'onnx', 'model_q4.onnx') : null;
-  const tjs = torchOnnx && fs.existsSync(torchOnnx) ? await openTransformersJs(o.torchDir as string, torchOnnx, o.threads).catch((err: Error) => {
+  const tjs =
+    torchOnnx && fs.existsSync(torchOnnx)
+      ? await openTransformersJs(o.torchDir as string, torchOnnx, o.threads).catch((err: Error) => {
           errors.push(`transformers.js: ${err.message}`);
           return null;
-        }) : null;
+        })
+      : null;
   const byLength: Record<string, LengthRun> = {};
   const loadBefore = os.loadavg().map((x) => round(x));
   let samePromptTokens: boolean | null = null;
@@ -240,7 +253,8 @@ export async function qwenPath(o: QwenPathOptions): Promise<QwenPathResult> {
     }
     o.log(`qwen05b throughput, ${ids.length}-token prompt: ${Object.keys(engines).join(', ')}, ${rounds} rounds`);
     const rows = await interleavedMany(engines, { rounds, promptTokens: counts, newTokens: o.newTokens });
-    const ratio = (key: 'decode_tokens_per_s' | 'prefill_tokens_per_s', other: string) => (rows[other] ? round(rows.ghostline[key] / rows[other][key], 3) : null);
+    const ratio = (key: 'decode_tokens_per_s' | 'prefill_tokens_per_s', other: string) =>
+      rows[other] ? round(rows.ghostline[key] / rows[other][key], 3) : null;
     byLength[String(len)] = {
       prompt_tokens: counts,
       new_tokens: o.newTokens,
@@ -264,7 +278,14 @@ export async function qwenPath(o: QwenPathOptions): Promise<QwenPathResult> {
 
   o.log('qwen05b typing replay on the converted graph');
   // Random weights: fixed 12-token suggestions, prompt lookup off (its acceptance would say nothing).
-  const typing = await typingReplay(o.workerPath, converted, o.replayFiles, { threads: o.threads, charsPerFile: 200, gapMs: 150, pauseMs: 5000, fixedNewTokens: 12, speculativeTokens: 0 });
+  const typing = await typingReplay(o.workerPath, converted, o.replayFiles, {
+    threads: o.threads,
+    charsPerFile: 200,
+    gapMs: 150,
+    pauseMs: 5000,
+    fixedNewTokens: 12,
+    speculativeTokens: 0,
+  });
 
   return {
     checkpoint,

@@ -93,7 +93,8 @@ async function main() {
     tjsExport = ensureHfExport(root, model, BENCH_CACHE, log);
     const theirs = tjsExport ? { dir: tjsExport.dir, onnx: tjsExport.onnx } : undefined;
     vsDefault = await vsTransformersJs(model, onnx, { threads, rounds: quick ? 3 : 7, promptTokens: 256, newTokens: 32, codePrompts, theirs });
-    vsDefault2 = threads === 2 ? null : await vsTransformersJs(model, onnx, { threads: 2, rounds: quick ? 3 : 5, promptTokens: 256, newTokens: 32, codePrompts, theirs });
+    vsDefault2 =
+      threads === 2 ? null : await vsTransformersJs(model, onnx, { threads: 2, rounds: quick ? 3 : 5, promptTokens: 256, newTokens: 32, codePrompts, theirs });
   } catch (err) {
     tjsDefaultError = (err as Error).message.split('\n')[0];
     log(`transformers.js comparison (default model) skipped: ${tjsDefaultError}`);
@@ -125,7 +126,14 @@ async function main() {
     // The graph users download today (torch.onnx's export, MatMulNBits 4-bit), in Ghostline's engine: the
     // typing replay before the converter (details), the engine against transformers.js on that same file, and
     // the fp32 graph for the memory-bound bandwidth key. Random weights: prompt lookup off.
-    const qReplay = await typingReplay(workerPath, qwen, replayFiles.slice(0, 1), { threads: replayThreads, charsPerFile: quick ? 60 : 200, gapMs: 150, pauseMs: 5000, fixedNewTokens: 12, speculativeTokens: 0 });
+    const qReplay = await typingReplay(workerPath, qwen, replayFiles.slice(0, 1), {
+      threads: replayThreads,
+      charsPerFile: quick ? 60 : 200,
+      gapMs: 150,
+      pauseMs: 5000,
+      fixedNewTokens: 12,
+      speculativeTokens: 0,
+    });
     const qOnnx = pickOnnxFile(qwen);
     const qThreads = threadsFor(qOnnx);
     const vsQ4 = await vsTransformersJs(qwen, qOnnx, { threads: qThreads, rounds: quick ? 2 : 3, promptTokens: 128, newTokens: 16 });
@@ -210,7 +218,10 @@ async function main() {
       read_gb_per_s: round(bandwidth / 1e9),
       read_threads: bandwidthThreads,
       copy_gb_per_s_one_thread: round(copyBandwidth / 1e9),
-      fraction_of_limit: (qwenResult?.fraction_of_bandwidth_limit_fp32 as number | null) ?? (qwenResult?.fraction_of_bandwidth_limit_q4_torch_onnx as number | undefined) ?? round(fractionDefault, 3),
+      fraction_of_limit:
+        (qwenResult?.fraction_of_bandwidth_limit_fp32 as number | null) ??
+        (qwenResult?.fraction_of_bandwidth_limit_q4_torch_onnx as number | undefined) ??
+        round(fractionDefault, 3),
       fraction_of_limit_model: qwenResult?.fraction_of_bandwidth_limit_fp32 ? 'qwen05b-shape fp32' : qwenResult ? 'qwen05b-shape q4' : path.basename(model),
       // Ghostline's converted q4 graph, decode after a 128-token prompt (details.qwen05b_converted).
       fraction_of_limit_qwen_q4: qp?.fraction_of_bandwidth_limit ?? null,
@@ -220,7 +231,17 @@ async function main() {
     },
     event_loop: { p99_lag_ms: replay.event_loop_p99_lag_ms },
     memory: { worker_rss_mb: replay.worker_rss_mb, host_rss_mb: replay.host_rss_mb },
-    details: { engine, typing_default: replay, vs_transformersjs_default: vsDefault, transformersjs_default_export: tjsExport, vs_llamacpp_default: vsLlama, vs_llamacpp_default_other_threads: vsLlama1, vs_transformersjs_default_2_threads: vsDefault2, qwen05b: qwenResult, qwen05b_converted: qp },
+    details: {
+      engine,
+      typing_default: replay,
+      vs_transformersjs_default: vsDefault,
+      transformersjs_default_export: tjsExport,
+      vs_llamacpp_default: vsLlama,
+      vs_llamacpp_default_other_threads: vsLlama1,
+      vs_transformersjs_default_2_threads: vsDefault2,
+      qwen05b: qwenResult,
+      qwen05b_converted: qp,
+    },
   };
   const out = path.join(root, 'bench', 'results', 'latest.json');
   fs.mkdirSync(path.dirname(out), { recursive: true });
@@ -261,7 +282,10 @@ function ensureNodeLlamaCpp(root: string): string {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, 'package.json'), '{"name":"ghostline-bench-deps","private":true}\n');
     const platform = `@node-llama-cpp/${process.platform === 'darwin' ? 'mac' : process.platform}-${process.arch}@3.22.1`;
-    const r = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--omit=optional', 'node-llama-cpp@3.22.1', platform], { cwd: dir, stdio: ['ignore', 2, 2] });
+    const r = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--omit=optional', 'node-llama-cpp@3.22.1', platform], {
+      cwd: dir,
+      stdio: ['ignore', 2, 2],
+    });
     if (r.status !== 0) throw new Error('npm install node-llama-cpp failed');
   }
   return dir;
@@ -270,7 +294,9 @@ function ensureNodeLlamaCpp(root: string): string {
 /** The default model's weights as GGUF (tools/model/export_gguf.py, from its model.safetensors). */
 function ensureGguf(root: string, modelDir: string, safetensors: string | undefined, q8: boolean): string {
   const out = path.join(BENCH_CACHE, `${path.basename(modelDir)}${q8 ? '-q8_0' : ''}.gguf`);
-  const st = safetensors ?? [path.join(modelDir, 'model.safetensors'), path.join(root, 'tools', 'model', 'runs', 'final', 'model.safetensors')].find((p) => fs.existsSync(p));
+  const st =
+    safetensors ??
+    [path.join(modelDir, 'model.safetensors'), path.join(root, 'tools', 'model', 'runs', 'final', 'model.safetensors')].find((p) => fs.existsSync(p));
   if (!st) throw new Error(`no model.safetensors for ${modelDir} (pass --safetensors FILE)`);
   const script = path.join(root, 'tools', 'model', 'export_gguf.py');
   if (fs.existsSync(out) && [st, script].every((f) => fs.statSync(out).mtimeMs > fs.statSync(f).mtimeMs)) return out;

@@ -223,7 +223,9 @@ const PYTHON = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3
  * already that contract: transformers.js then runs the shipped file.
  */
 export function ensureHfExport(root: string, modelDir: string, cacheDir: string, log: (s: string) => void): HfExport | null {
-  const config = JSON.parse(fs.readFileSync(path.join(modelDir, 'config.json'), 'utf8')) as { ghostline?: { graph?: string; converted?: { quant?: string; block_size?: number; accuracy_level?: number } } };
+  const config = JSON.parse(fs.readFileSync(path.join(modelDir, 'config.json'), 'utf8')) as {
+    ghostline?: { graph?: string; converted?: { quant?: string; block_size?: number; accuracy_level?: number } };
+  };
   if (!config.ghostline?.graph) return null;
   const st = path.join(modelDir, 'model.safetensors');
   if (!fs.existsSync(st)) throw new Error(`${modelDir} is a lean graph without model.safetensors: no export of its weights for transformers.js`);
@@ -235,7 +237,11 @@ export function ensureHfExport(root: string, modelDir: string, cacheDir: string,
   const steps: { file: string; script?: string; args: (src: string, dst: string) => string[] } = (() => {
     switch (quant) {
       case 'int8':
-        return { file: 'model_int8.onnx', script: 'quantize.py', args: (src, dst) => [src, dst, '--bits', '8', '--block', String(block), '--accuracy-level', String(level)] };
+        return {
+          file: 'model_int8.onnx',
+          script: 'quantize.py',
+          args: (src, dst) => [src, dst, '--bits', '8', '--block', String(block), '--accuracy-level', String(level)],
+        };
       case 'q4':
         return { file: 'model_q4.onnx', script: 'quantize_q4.py', args: (src, dst) => [src, dst, '--block', String(block), '--accuracy-level', String(level)] };
       case 'fp32':
@@ -248,12 +254,19 @@ export function ensureHfExport(root: string, modelDir: string, cacheDir: string,
   const dir = path.join(cacheDir, name);
   const onnx = path.join(dir, 'onnx', steps.file);
   const scripts = ['make_random_model.py', 'make_random_checkpoint.py', 'export_onnx.py', 'llama.py', ...(steps.script ? ['quantize.py', steps.script] : [])];
-  const inputs = [st, path.join(modelDir, 'config.json'), path.join(modelDir, 'tokenizer.json'), path.join(modelDir, 'tokenizer_config.json'), ...scripts.map((f) => path.join(tools, f))];
+  const inputs = [
+    st,
+    path.join(modelDir, 'config.json'),
+    path.join(modelDir, 'tokenizer.json'),
+    path.join(modelDir, 'tokenizer_config.json'),
+    ...scripts.map((f) => path.join(tools, f)),
+  ];
   const madeBy = [
     `make_random_model.py --from-checkpoint ${modelDir} --no-q4`,
     ...(steps.script ? [`${steps.script} ${steps.args('model.onnx', steps.file).join(' ')}`] : []),
   ].join(' && ');
-  if (fs.existsSync(onnx) && inputs.every((f) => !fs.existsSync(f) || fs.statSync(onnx).mtimeMs > fs.statSync(f).mtimeMs)) return { dir, onnx, made_by: madeBy };
+  if (fs.existsSync(onnx) && inputs.every((f) => !fs.existsSync(f) || fs.statSync(onnx).mtimeMs > fs.statSync(f).mtimeMs))
+    return { dir, onnx, made_by: madeBy };
   log(`exporting ${dir} for transformers.js (${madeBy})`);
   const scratch = `${dir}.partial-${process.pid}`;
   fs.rmSync(scratch, { recursive: true, force: true });

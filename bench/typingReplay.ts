@@ -32,7 +32,12 @@ export interface TypingReplayResult {
  * typist pauses and the suggestion is awaited. Latency counts the requests that completed. The event loop of
  * this (the "extension host") thread is watched the whole time.
  */
-export async function typingReplay(workerPath: string, modelDir: string, files: string[], opts: { threads: number; charsPerFile: number; gapMs: number; pauseMs: number; fixedNewTokens?: number; speculativeTokens?: number; prefetch?: boolean }): Promise<TypingReplayResult> {
+export async function typingReplay(
+  workerPath: string,
+  modelDir: string,
+  files: string[],
+  opts: { threads: number; charsPerFile: number; gapMs: number; pauseMs: number; fixedNewTokens?: number; speculativeTokens?: number; prefetch?: boolean },
+): Promise<TypingReplayResult> {
   const client = new EngineClient({ workerPath });
   const info = await client.load(modelDir, { threads: opts.threads });
   const template = pickFimTemplate(info.specialTokens);
@@ -41,7 +46,12 @@ export async function typingReplay(workerPath: string, modelDir: string, files: 
   if (opts.fixedNewTokens) settings.preset = { ...settings.preset, maxNewTokens: opts.fixedNewTokens };
   if (opts.prefetch !== undefined) settings.prefetch = opts.prefetch;
   if (opts.speculativeTokens !== undefined) settings.preset = { ...settings.preset, speculativeTokens: opts.speculativeTokens };
-  const service = new CompletionService(client, () => template, () => settings, () => info.contextLength);
+  const service = new CompletionService(
+    client,
+    () => template,
+    () => settings,
+    () => info.contextLength,
+  );
   const lag = monitorEventLoopDelay({ resolution: 1 });
   lag.enable();
   const outcomes: CompletionOutcome[] = [];
@@ -59,7 +69,13 @@ export async function typingReplay(workerPath: string, modelDir: string, files: 
     const before = lines.slice(0, start);
     const after = lines.slice(start + typedLines.length);
     // Opening the file: Ghostline warms the cache at the cursor (as the extension does on load and focus).
-    await service.complete({ doc: textSource([...before, ...after].join('\n')), cursor: { line: before.length, character: 0 }, languageId: 'typescript', path: file, explicit: false });
+    await service.complete({
+      doc: textSource([...before, ...after].join('\n')),
+      cursor: { line: before.length, character: 0 },
+      languageId: 'typescript',
+      path: file,
+      explicit: false,
+    });
     const pending: Promise<void>[] = [];
     let current: AbortController | null = null;
     for (let li = 0; li < typedLines.length; li++) {
@@ -71,7 +87,10 @@ export async function typingReplay(workerPath: string, modelDir: string, files: 
         current = ac;
         keystrokes++;
         const request = service
-          .complete({ doc: textSource(docLines.join('\n')), cursor: { line: before.length + li, character: c }, languageId: 'typescript', path: file, explicit: false }, ac.signal)
+          .complete(
+            { doc: textSource(docLines.join('\n')), cursor: { line: before.length + li, character: c }, languageId: 'typescript', path: file, explicit: false },
+            ac.signal,
+          )
           .then((o) => void outcomes.push(o));
         pending.push(request);
         // People pause at the end of a line and now and then after a word: there the suggestion is awaited
@@ -103,11 +122,30 @@ export async function typingReplay(workerPath: string, modelDir: string, files: 
     completed: done.length,
     cancelled: outcomes.length - done.length,
     latency_ms: { p50: round(percentile(lat, 50)), p95: round(percentile(lat, 95)), p99: round(percentile(lat, 99)) },
-    model_latency_ms: { p50: round(percentile(model.map((o) => o.latencyMs), 50)), p95: round(percentile(model.map((o) => o.latencyMs), 95)) },
+    model_latency_ms: {
+      p50: round(
+        percentile(
+          model.map((o) => o.latencyMs),
+          50,
+        ),
+      ),
+      p95: round(
+        percentile(
+          model.map((o) => o.latencyMs),
+          95,
+        ),
+      ),
+    },
     by_source: bySource,
     median_prefill_fraction: round(percentile(fractions, 50), 4),
-    median_prefill_tokens: percentile(model.map((o) => o.stats!.prefillTokens), 50),
-    median_prompt_tokens: percentile(model.map((o) => o.stats!.promptTokens), 50),
+    median_prefill_tokens: percentile(
+      model.map((o) => o.stats!.prefillTokens),
+      50,
+    ),
+    median_prompt_tokens: percentile(
+      model.map((o) => o.stats!.promptTokens),
+      50,
+    ),
     generated_tokens: generated,
     wasted_tokens: wasted,
     event_loop_p99_lag_ms: round(lag.percentile(99) / 1e6),
@@ -118,4 +156,4 @@ export async function typingReplay(workerPath: string, modelDir: string, files: 
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Deterministic jitter so runs are comparable. */
-const pseudoRandom = (i: number) => ((Math.sin(i * 12.9898) * 43758.5453) % 1 + 1) % 1;
+const pseudoRandom = (i: number) => (((Math.sin(i * 12.9898) * 43758.5453) % 1) + 1) % 1;

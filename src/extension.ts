@@ -54,7 +54,11 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
       if (!e.affectsConfiguration('ghostline')) return;
       config.resetReports();
       config.values(vscode.window.activeTextEditor?.document); // report a bad value now, not on the next keystroke
-      if (e.affectsConfiguration('ghostline.modelPath') || e.affectsConfiguration('ghostline.modelFile') || e.affectsConfiguration('ghostline.engine.threads')) {
+      if (
+        e.affectsConfiguration('ghostline.modelPath') ||
+        e.affectsConfiguration('ghostline.modelFile') ||
+        e.affectsConfiguration('ghostline.engine.threads')
+      ) {
         void loader.load();
       }
     }),

@@ -36,6 +36,9 @@ export async function convertCommand(args: ParsedArgs): Promise<number> {
     throw err;
   });
   if (json) process.stdout.write(`${JSON.stringify({ result })}\n`);
-  else process.stderr.write(`\nwrote ${result.out} (${(result.bytes / 1e6).toFixed(1)} MB, ${result.modelType}, ${result.quant}) in ${result.seconds.toFixed(1)} s\n`);
+  else
+    process.stderr.write(
+      `\nwrote ${result.out} (${(result.bytes / 1e6).toFixed(1)} MB, ${result.modelType}, ${result.quant}) in ${result.seconds.toFixed(1)} s\n`,
+    );
   return 0;
 }

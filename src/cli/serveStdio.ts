@@ -17,7 +17,12 @@ export async function serveStdio(client: EngineClient, input: NodeJS.ReadableStr
   const settings = defaultCompletionSettings();
   const template = pickFimTemplate(client.modelInfo?.specialTokens ?? {});
   const context = client.modelInfo?.contextLength ?? Infinity;
-  const service = new CompletionService(client, () => template, () => settings, () => context);
+  const service = new CompletionService(
+    client,
+    () => template,
+    () => settings,
+    () => context,
+  );
   for await (const line of rl) {
     if (line.trim() === '') continue;
     output.write(`${JSON.stringify(await handleLine(client, service, line))}\n`);

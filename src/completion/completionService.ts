@@ -78,7 +78,13 @@ export class CompletionService {
     const ctx = documentContext(req.doc, req.cursor, fit.budget);
     const mode = inlineMode(ctx.linePrefix, ctx.lineSuffix);
     const extra = fit.extraChars > 0 ? this.ring.select(fit.extraChars, req.path, ctx.prefix.slice(-2000) + ctx.suffix.slice(0, 1000)) : [];
-    const hash = contextHash({ path: req.path, prefix: ctx.prefix, lineSuffix: ctx.lineSuffix, suffix: ctx.suffix, extra: extra.map((c) => c.path + c.text).join('\0') });
+    const hash = contextHash({
+      path: req.path,
+      prefix: ctx.prefix,
+      lineSuffix: ctx.lineSuffix,
+      suffix: ctx.suffix,
+      extra: extra.map((c) => c.path + c.text).join('\0'),
+    });
     return { s, template, ctx, mode, extra, hash };
   }
 
@@ -94,7 +100,11 @@ export class CompletionService {
     const running = this.inflight;
     if (running && !wantAlternatives && running.compatible(hash, ctx.linePrefix)) {
       running.attach(signal);
-      const items = await untilAborted(running.promise.catch(() => [] as string[]), signal, [] as string[]);
+      const items = await untilAborted(
+        running.promise.catch(() => [] as string[]),
+        signal,
+        [] as string[],
+      );
       const typed = ctx.linePrefix.slice(running.linePrefix.length);
       const rest = items.filter((t) => t.startsWith(typed) && t.length > typed.length).map((t) => t.slice(typed.length));
       if (rest.length > 0) return done({ items: rest, raw: running.streamed, source: 'inflight', cancelled: false });
@@ -128,7 +138,13 @@ export class CompletionService {
     const job = new InFlight(hash, ctx.linePrefix, built.strippedIndent, REUSE_GRACE_MS);
     this.inflight = job;
     job.attach(signal);
-    const fctx: FilterContext = { linePrefix: ctx.linePrefix, lineSuffix: ctx.lineSuffix, nextLines: ctx.nextLines, indent: ctx.indent, strippedIndent: built.strippedIndent };
+    const fctx: FilterContext = {
+      linePrefix: ctx.linePrefix,
+      lineSuffix: ctx.lineSuffix,
+      nextLines: ctx.nextLines,
+      indent: ctx.indent,
+      strippedIndent: built.strippedIndent,
+    };
     const generation = this.generator.generate(built.prompt, options, {
       signal: job.controller.signal,
       onText: (d) => (job.streamed += d),

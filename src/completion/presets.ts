@@ -10,7 +10,18 @@ import type { SettingValues } from './settingsSchema';
  */
 export type Preset = Pick<
   DecodeOptions,
-  'temperature' | 'topK' | 'topP' | 'minP' | 'repetitionPenalty' | 'maxNewTokens' | 'maxLines' | 'timeBudgetMs' | 'stop' | 'seed' | 'speculativeTokens' | 'tokenHealing'
+  | 'temperature'
+  | 'topK'
+  | 'topP'
+  | 'minP'
+  | 'repetitionPenalty'
+  | 'maxNewTokens'
+  | 'maxLines'
+  | 'timeBudgetMs'
+  | 'stop'
+  | 'seed'
+  | 'speculativeTokens'
+  | 'tokenHealing'
 >;
 export type InlinePreset = Preset;
 export type GeneratePreset = Preset;

@@ -30,14 +30,49 @@ function decodeSettings(): SettingSpec[] {
 export const SETTINGS: readonly SettingSpec[] = [
   ...decodeSettings(),
   { key: 'inline.prefetch', type: 'boolean', default: true, description: 'While a suggestion is shown, compute the next one as if it were accepted.' },
-  { key: 'inline.alternatives', type: 'integer', default: 3, min: 1, max: 8, description: 'Suggestions computed on an explicit trigger (Alt+\\), to cycle with Alt+] and Alt+[.' },
-  { key: 'debounceMs', type: 'integer', default: -1, min: -1, max: 2000, description: 'Delay before asking the model after a keystroke, in ms. -1: adaptive, from your typing rhythm.' },
+  {
+    key: 'inline.alternatives',
+    type: 'integer',
+    default: 3,
+    min: 1,
+    max: 8,
+    description: 'Suggestions computed on an explicit trigger (Alt+\\), to cycle with Alt+] and Alt+[.',
+  },
+  {
+    key: 'debounceMs',
+    type: 'integer',
+    default: -1,
+    min: -1,
+    max: 2000,
+    description: 'Delay before asking the model after a keystroke, in ms. -1: adaptive, from your typing rhythm.',
+  },
   { key: 'context.prefixLines', type: 'integer', default: 256, min: 0, max: 5000, description: 'Lines above the cursor given to the model at most.' },
   { key: 'context.suffixLines', type: 'integer', default: 64, min: 0, max: 5000, description: 'Lines below the cursor given to the model at most.' },
-  { key: 'context.prefixChars', type: 'integer', default: 3000, min: 100, max: 200000, description: 'Characters before the cursor given to the model at most.' },
+  {
+    key: 'context.prefixChars',
+    type: 'integer',
+    default: 3000,
+    min: 100,
+    max: 200000,
+    description: 'Characters before the cursor given to the model at most.',
+  },
   { key: 'context.suffixChars', type: 'integer', default: 1000, min: 0, max: 100000, description: 'Characters after the cursor given to the model at most.' },
-  { key: 'context.extraChars', type: 'integer', default: 2000, min: 0, max: 100000, description: 'Characters of context from other recently used files (models with repo-level tokens only).' },
-  { key: 'engine.threads', type: 'integer', default: 0, min: 0, max: 64, description: 'CPU threads for the model (0: automatic). Applies on the next model load.' },
+  {
+    key: 'context.extraChars',
+    type: 'integer',
+    default: 2000,
+    min: 0,
+    max: 100000,
+    description: 'Characters of context from other recently used files (models with repo-level tokens only).',
+  },
+  {
+    key: 'engine.threads',
+    type: 'integer',
+    default: 0,
+    min: 0,
+    max: 64,
+    description: 'CPU threads for the model (0: automatic). Applies on the next model load.',
+  },
 ];
 
 export type SettingValues = Record<string, number | boolean | string[]>;
@@ -71,7 +106,8 @@ export function validateSettings(raw: (key: string) => unknown): { values: Setti
     let n = spec.type === 'integer' ? Math.round(v) : v;
     if (spec.min !== undefined && n < spec.min) n = spec.min;
     if (spec.max !== undefined && n > spec.max) n = spec.max;
-    if (n !== v) problems.push(`${name} = ${v} is out of range [${spec.min}, ${spec.max}]${spec.type === 'integer' ? ' or not a whole number' : ''}; using ${n}.`);
+    if (n !== v)
+      problems.push(`${name} = ${v} is out of range [${spec.min}, ${spec.max}]${spec.type === 'integer' ? ' or not a whole number' : ''}; using ${n}.`);
     values[spec.key] = n;
   }
   return { values, problems };

@@ -32,7 +32,9 @@ export function readArchitecture(config: Record<string, unknown>, file: string):
   const mt = config.model_type;
   const err = (detail: string) => new ConvertError(file, detail);
   if (mt !== 'llama' && mt !== 'qwen2' && mt !== 'starcoder2') {
-    throw err(`model_type ${JSON.stringify(mt)} is not supported: Ghostline converts llama (SmolLM2, CodeLlama, DeepSeek-Coder), qwen2 (Qwen2.5-Coder) and starcoder2`);
+    throw err(
+      `model_type ${JSON.stringify(mt)} is not supported: Ghostline converts llama (SmolLM2, CodeLlama, DeepSeek-Coder), qwen2 (Qwen2.5-Coder) and starcoder2`,
+    );
   }
   const int = (key: string, fallback?: number): number => {
     const v = config[key] ?? fallback;
@@ -112,7 +114,8 @@ function rotaryInvFreq(config: Record<string, unknown>, headDim: number, theta: 
     const low = Number(rs.low_freq_factor);
     const high = Number(rs.high_freq_factor);
     const orig = Number(rs.original_max_position_embeddings);
-    if (!(factor > 0 && low > 0 && high > low && orig > 0)) throw err('rope_scaling (llama3) needs factor, low_freq_factor < high_freq_factor and original_max_position_embeddings');
+    if (!(factor > 0 && low > 0 && high > low && orig > 0))
+      throw err('rope_scaling (llama3) needs factor, low_freq_factor < high_freq_factor and original_max_position_embeddings');
     const lowWave = orig / low;
     const highWave = orig / high;
     return inv.map((f) => {

@@ -31,9 +31,11 @@ export async function convertCheckpoint(opts: ConvertOptions): Promise<ConvertRe
   if (!Number.isInteger(blockSize) || blockSize < 16 || blockSize > 256 || (blockSize & (blockSize - 1)) !== 0) {
     throw new ConvertError(out, `--block-size must be a power of two from 16 to 256, got ${blockSize}`);
   }
-  if (!Number.isInteger(accuracyLevel) || accuracyLevel < 0 || accuracyLevel > 4) throw new ConvertError(out, `--accuracy-level must be 0-4, got ${accuracyLevel}`);
+  if (!Number.isInteger(accuracyLevel) || accuracyLevel < 0 || accuracyLevel > 4)
+    throw new ConvertError(out, `--accuracy-level must be 0-4, got ${accuracyLevel}`);
   if (!fs.existsSync(from) || !fs.statSync(from).isDirectory()) throw new ConvertError(from, 'checkpoint folder not found');
-  for (const f of REQUIRED) if (!fs.existsSync(path.join(from, f))) throw new ConvertError(path.join(from, f), 'missing: a checkpoint folder needs config.json and tokenizer.json');
+  for (const f of REQUIRED)
+    if (!fs.existsSync(path.join(from, f))) throw new ConvertError(path.join(from, f), 'missing: a checkpoint folder needs config.json and tokenizer.json');
   if (fs.existsSync(out) && !fs.statSync(out).isDirectory()) throw new ConvertError(out, 'exists and is not a folder');
   if (fs.existsSync(out) && fs.readdirSync(out).length > 0) throw new ConvertError(out, 'already exists and is not empty');
 
@@ -62,7 +64,11 @@ export async function convertCheckpoint(opts: ConvertOptions): Promise<ConvertRe
       const src = path.join(from, f);
       if (fs.existsSync(src) && f !== 'config.json') fs.copyFileSync(src, path.join(work, f));
     }
-    const ghostline = { ...((config.ghostline as object | undefined) ?? {}), graph: 'lean-v1', converted: { quant, block_size: blockSize, accuracy_level: accuracyLevel, from: path.basename(from) } };
+    const ghostline = {
+      ...((config.ghostline as object | undefined) ?? {}),
+      graph: 'lean-v1',
+      converted: { quant, block_size: blockSize, accuracy_level: accuracyLevel, from: path.basename(from) },
+    };
     writeAll(path.join(work, 'config.json'), Buffer.from(`${JSON.stringify({ ...config, ghostline }, null, 2)}\n`));
     if (opts.signal?.aborted) throw new ConvertError(out, 'conversion cancelled');
     if (fs.existsSync(out)) fs.rmdirSync(out); // empty (checked above)
@@ -92,7 +98,8 @@ function readJsonObject(file: string): Record<string, unknown> {
 
 function validateTokenizer(file: string): void {
   const tj = readJsonObject(file) as { model?: { vocab?: unknown } };
-  if (!tj.model || typeof tj.model !== 'object' || !tj.model.vocab) throw new ConvertError(file, 'has no "model" with a "vocab": not a Hugging Face tokenizer.json');
+  if (!tj.model || typeof tj.model !== 'object' || !tj.model.vocab)
+    throw new ConvertError(file, 'has no "model" with a "vocab": not a Hugging Face tokenizer.json');
 }
 
 /** Layers in the weights beyond config.json's num_hidden_layers would be dropped silently: a mismatched config. */

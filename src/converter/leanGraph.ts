@@ -74,7 +74,8 @@ class Builder {
     const newKv: string[] = [];
     for (let i = 0; i < a.layers; i++) {
       const p = `model.layers.${i}.`;
-      const h: string = pending === null ? this.norm(residual, `${p}input_layernorm`) : this.skipNorm(pending, residual, `${p}input_layernorm`, (r) => (residual = r));
+      const h: string =
+        pending === null ? this.norm(residual, `${p}input_layernorm`) : this.skipNorm(pending, residual, `${p}input_layernorm`, (r) => (residual = r));
       const attn = this.attention(i, h, bias, splitSizes, newKv);
       const h2 = this.skipNorm(attn, residual, `${p}post_attention_layernorm`, (r) => (residual = r));
       pending = this.mlp(i, h2);
@@ -172,7 +173,16 @@ class Builder {
     const p = `model.layers.${i}.mlp.`;
     const I = a.intermediate;
     if (a.mlp === 'silu-gated') {
-      const gu = this.linear(h, [{ name: `${p}gate_proj`, rows: I, scale: 1 }, { name: `${p}up_proj`, rows: I, scale: 1 }], a.hidden, a.mlpBias, `${p}gate_up_proj`);
+      const gu = this.linear(
+        h,
+        [
+          { name: `${p}gate_proj`, rows: I, scale: 1 },
+          { name: `${p}up_proj`, rows: I, scale: 1 },
+        ],
+        a.hidden,
+        a.mlpBias,
+        `${p}gate_up_proj`,
+      );
       const [gate, up] = w.node('Split', [gu, w.constant(`${p}gu_split`, DT.int64, [2], [I, I])], 2, { axis: -1 });
       const act = w.op('Mul', [w.op('QuickGelu', [gate], { alpha: 1.0 }, MS), up]); // QuickGelu(alpha 1) = SiLU
       return this.linear(act, [{ name: `${p}down_proj`, rows: a.hidden, scale: 1 }], I, a.mlpBias, `${p}down_proj`);
@@ -202,7 +212,11 @@ class Builder {
     const tensors = parts.map((p) => this.ck.require(`${p.name}.weight`, [p.rows, k]));
     const n = parts.reduce((s, p) => s + p.rows, 0);
     if (this.bits) {
-      const q = this.quantizedStack(tensors, parts.map((p) => p.scale), k);
+      const q = this.quantizedStack(
+        tensors,
+        parts.map((p) => p.scale),
+        k,
+      );
       return this.matMulNBits(x, q, name, undefined, withBias ? this.stackedBias(parts, name) : undefined);
     }
     const wt = new Float32Array(k * n);
@@ -277,7 +291,12 @@ class Builder {
       const blocks = q.blocks;
       const data = w.externalRef('model.embed_tokens.gather_codes', DT.uint8, [a.vocab, (a.hidden * this.bits) / 8], q.codesAt, q.codesBytes);
       const scales = w.externalRef('model.embed_tokens.gather_scales', DT.float, [a.vocab, blocks], q.scalesAt, a.vocab * blocks * 4);
-      const hidden = w.op('GatherBlockQuantized', [data, N.inputIds, scales], { bits: this.bits, block_size: this.o.blockSize, gather_axis: 0, quantize_axis: 1 }, MS);
+      const hidden = w.op(
+        'GatherBlockQuantized',
+        [data, N.inputIds, scales],
+        { bits: this.bits, block_size: this.o.blockSize, gather_axis: 0, quantize_axis: 1 },
+        MS,
+      );
       return { hidden, table, quantized: q };
     }
     const t = this.ck.readAll(table);
@@ -291,7 +310,10 @@ class Builder {
     if (!tied && !this.ck.get('lm_head.weight')) throw new ConvertError(this.ck.dir, 'tie_word_embeddings is false but the checkpoint has no "lm_head.weight"');
     if (this.bits) {
       // Tied and quantized: the embedding's codes again, seen as MatMulNBits' [N, blocks, blockBytes] (no second copy on disk).
-      const q = tied && embed.quantized ? embed.quantized : this.quantizedStack([tied ? embed.table : this.ck.require('lm_head.weight', [a.vocab, a.hidden])], [1], a.hidden);
+      const q =
+        tied && embed.quantized
+          ? embed.quantized
+          : this.quantizedStack([tied ? embed.table : this.ck.require('lm_head.weight', [a.vocab, a.hidden])], [1], a.hidden);
       this.matMulNBits(x, q, 'lm_head', N.logits);
       return;
     }

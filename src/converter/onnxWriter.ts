@@ -90,7 +90,13 @@ export class OnnxWriter {
   /** A small constant kept inside the graph. */
   constant(name: string, type: ElemType, dims: number[], values: number[] | Float32Array): string {
     const raw =
-      type === DT.int64 ? new BigInt64Array(Array.from(values, (v) => BigInt(v))) : type === DT.float ? Float32Array.from(values) : type === DT.int32 ? Int32Array.from(values) : Uint8Array.from(values);
+      type === DT.int64
+        ? new BigInt64Array(Array.from(values, (v) => BigInt(v)))
+        : type === DT.float
+          ? Float32Array.from(values)
+          : type === DT.int32
+            ? Int32Array.from(values)
+            : Uint8Array.from(values);
     this.initializers.push({ name, dataType: type, dims, rawData: new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength) });
     return name;
   }

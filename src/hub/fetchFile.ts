@@ -40,7 +40,11 @@ export async function fetchFile(c: FetchContext): Promise<{ size: number; sha256
       cancelled,
       exhausted: (e, attempts) => {
         const err = networkError(e, c.url, c.opts.signal);
-        return new HubError('http', `${c.file}: the connection kept dropping (${attempts} attempts): ${err.message}. Run the download again to resume.`, err.details);
+        return new HubError(
+          'http',
+          `${c.file}: the connection kept dropping (${attempts} attempts): ${err.message}. Run the download again to resume.`,
+          err.details,
+        );
       },
     },
     (progress) => fetchRest(c, part, progress),
@@ -109,7 +113,9 @@ async function requestInto(c: FetchContext, part: string, start: number, progres
       // A range we did not ask for: drop the part and fetch the whole file.
       r.body.resume();
       fs.rmSync(part, { force: true });
-      throw new RetryNow(new HubError('http', `${c.file}: the server answered a wrong range (${header(r.headers, 'content-range')})`, { url: r.url, file: c.file }));
+      throw new RetryNow(
+        new HubError('http', `${c.file}: the server answered a wrong range (${header(r.headers, 'content-range')})`, { url: r.url, file: c.file }),
+      );
     }
     append = true;
   } else if (r.status !== 200) {
@@ -158,8 +164,16 @@ function bodyLimits(c: FetchContext, url: string, base: number, declared: number
     max: max - base,
     tooLong: () =>
       declared !== undefined
-        ? new HubError('checksum', `${c.file}: the server sent more than the ${declared} bytes it announced; the download was stopped and removed. Try again.`, details)
-        : new HubError('disk', `${c.file}: the server gives no size and sent more than ${formatBytes(max)}, the limit for such a file; the download was stopped and removed.`, details),
+        ? new HubError(
+            'checksum',
+            `${c.file}: the server sent more than the ${declared} bytes it announced; the download was stopped and removed. Try again.`,
+            details,
+          )
+        : new HubError(
+            'disk',
+            `${c.file}: the server gives no size and sent more than ${formatBytes(max)}, the limit for such a file; the download was stopped and removed.`,
+            details,
+          ),
     // No size from the hub, so no free-space check up front: check as it grows, and stop while the
     // reserve still holds the next stretch. The part is kept for a resume.
     space:
@@ -186,7 +200,10 @@ async function verifyAndRename(c: FetchContext, part: string): Promise<{ size: n
   const size = fileSize(part) ?? 0;
   if (meta.size !== undefined && size !== meta.size) {
     fs.rmSync(part, { force: true });
-    throw new HubError('checksum', `${c.file}: received ${size} bytes, the hub announced ${meta.size}. The file was removed; try again.`, { file: c.file, repo: c.repo });
+    throw new HubError('checksum', `${c.file}: received ${size} bytes, the hub announced ${meta.size}. The file was removed; try again.`, {
+      file: c.file,
+      repo: c.repo,
+    });
   }
   let sha256: string | undefined;
   if (meta.sha256) {

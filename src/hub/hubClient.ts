@@ -41,7 +41,7 @@ export interface HubOptions {
 
 /** The endpoint without a trailing slash: explicit option, then HF_ENDPOINT, then the default. */
 export function resolveEndpoint(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
-  const raw = (explicit?.trim()) || (env.HF_ENDPOINT?.trim()) || DEFAULT_ENDPOINT;
+  const raw = explicit?.trim() || env.HF_ENDPOINT?.trim() || DEFAULT_ENDPOINT;
   let url: URL;
   try {
     url = new URL(raw);
@@ -121,7 +121,10 @@ export function isValidRepoId(id: string): boolean {
 
 /** `owner/name` or `owner/name@revision` (a branch, tag or commit). */
 export function parseRepoRef(input: string): { repo: string; revision: string } {
-  const s = input.trim().replace(/^https?:\/\/[^/]+\//, '').replace(/\/(tree|blob)\/([^/]+).*$/, '@$2');
+  const s = input
+    .trim()
+    .replace(/^https?:\/\/[^/]+\//, '')
+    .replace(/\/(tree|blob)\/([^/]+).*$/, '@$2');
   const at = s.indexOf('@');
   const repo = at < 0 ? s : s.slice(0, at);
   const revision = at < 0 ? 'main' : s.slice(at + 1);
@@ -176,11 +179,7 @@ export function networkError(e: unknown, url: string, signal?: AbortSignal): Hub
     return new HubError('disk', `The disk is full (${code}) while writing the download: free some space and run it again to resume.`, { url, code });
   }
   if (OFFLINE_CODES.has(code)) {
-    return new HubError(
-      'offline',
-      `Cannot reach ${host} (${code}): you seem to be offline, or the endpoint is wrong or blocked by a proxy.`,
-      { url, code },
-    );
+    return new HubError('offline', `Cannot reach ${host} (${code}): you seem to be offline, or the endpoint is wrong or blocked by a proxy.`, { url, code });
   }
   return new HubError('http', `Connection to ${host} failed: ${err?.message ?? String(e)}${code ? ` (${code})` : ''}`, {
     url,
@@ -201,7 +200,7 @@ export function statusError(
   status: number,
   ctx: { url: string; repo?: string; file?: string; revision?: string; endpoint?: string; tokenSent: boolean; errorCode?: string; errorMessage?: string },
 ): HubError {
-  const what = ctx.file ? `${ctx.repo ?? ''}${ctx.repo ? ': ' : ''}${ctx.file}` : ctx.repo ?? ctx.url;
+  const what = ctx.file ? `${ctx.repo ?? ''}${ctx.repo ? ': ' : ''}${ctx.file}` : (ctx.repo ?? ctx.url);
   const page = ctx.repo ? `${(ctx.endpoint ?? DEFAULT_ENDPOINT).replace(/\/+$/, '')}/${ctx.repo}` : ctx.url;
   const d = { status, url: ctx.url, file: ctx.file, repo: ctx.repo, code: ctx.errorCode };
   // The hub answers 401 for a repo that does not exist (so as not to reveal private ones): trust its error code.
@@ -213,7 +212,8 @@ export function statusError(
     );
   }
   if (ctx.errorCode === 'RevisionNotFound') return new HubError('not_found', `Revision "${ctx.revision}" of ${ctx.repo} not found (HTTP ${status}).`, d);
-  if (ctx.errorCode === 'EntryNotFound') return new HubError('not_found', `File ${ctx.file} not found in ${ctx.repo} at revision ${ctx.revision} (HTTP ${status}).`, d);
+  if (ctx.errorCode === 'EntryNotFound')
+    return new HubError('not_found', `File ${ctx.file} not found in ${ctx.repo} at revision ${ctx.revision} (HTTP ${status}).`, d);
   if (status === 401) {
     return new HubError(
       'unauthorized',
@@ -260,7 +260,13 @@ export interface RequestOptions {
   userAgent?: string;
 }
 
-function requestOnce(url: URL, method: string, headers: Record<string, string>, signal: AbortSignal | undefined, timeoutMs: number): Promise<http.IncomingMessage> {
+function requestOnce(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  signal: AbortSignal | undefined,
+  timeoutMs: number,
+): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(new HubError('cancelled', 'Download cancelled', { url: url.href }));
     const mod = url.protocol === 'https:' ? https : http;
@@ -370,7 +376,14 @@ export interface FileRef {
  */
 export async function fileMetadata(ref: FileRef, opts: HubOptions & { signal?: AbortSignal } = {}): Promise<FileMetadata> {
   const url = resolveUrl(ref.endpoint, ref.repo, ref.revision, ref.file);
-  const base = { method: 'HEAD' as const, token: opts.token, tokenOrigin: new URL(ref.endpoint).origin, signal: opts.signal, timeoutMs: opts.timeoutMs, userAgent: opts.userAgent };
+  const base = {
+    method: 'HEAD' as const,
+    token: opts.token,
+    tokenOrigin: new URL(ref.endpoint).origin,
+    signal: opts.signal,
+    timeoutMs: opts.timeoutMs,
+    userAgent: opts.userAgent,
+  };
   // Hub-internal redirects (same origin, relative: a renamed repo, /api/resolve-cache/ for small files) are
   // followed here; the first response that is not one carries the metadata (a redirect to the CDN, or the file).
   let r = await hubRequest(url, { ...base, followRedirects: false });
@@ -383,7 +396,15 @@ export async function fileMetadata(ref: FileRef, opts: HubOptions & { signal?: A
     r = await hubRequest(next.href, { ...base, followRedirects: false });
   }
   r.body.resume();
-  if (r.status >= 400) throw statusError(r.status, { url, ...ref, endpoint: ref.endpoint, tokenSent: r.tokenSent, errorCode: header(r.headers, 'x-error-code'), errorMessage: header(r.headers, 'x-error-message') });
+  if (r.status >= 400)
+    throw statusError(r.status, {
+      url,
+      ...ref,
+      endpoint: ref.endpoint,
+      tokenSent: r.tokenSent,
+      errorCode: header(r.headers, 'x-error-code'),
+      errorMessage: header(r.headers, 'x-error-message'),
+    });
   const linkedSize = header(r.headers, 'x-linked-size');
   const linkedEtag = header(r.headers, 'x-linked-etag');
   const etag = linkedEtag ?? header(r.headers, 'etag');
@@ -408,9 +429,20 @@ export interface RepoSibling {
 }
 
 /** The files of a repo at a revision (`/api/models/{repo}/revision/{revision}?blobs=true`). */
-export async function listRepoFiles(endpoint: string, repo: string, revision: string, opts: HubOptions & { signal?: AbortSignal } = {}): Promise<{ commit?: string; files: RepoSibling[] }> {
+export async function listRepoFiles(
+  endpoint: string,
+  repo: string,
+  revision: string,
+  opts: HubOptions & { signal?: AbortSignal } = {},
+): Promise<{ commit?: string; files: RepoSibling[] }> {
   const url = `${endpoint.replace(/\/+$/, '')}/api/models/${encodePath(repo)}/revision/${encodeURIComponent(revision)}?blobs=true`;
-  const r = await hubRequest(url, { token: opts.token, tokenOrigin: new URL(endpoint).origin, signal: opts.signal, timeoutMs: opts.timeoutMs, userAgent: opts.userAgent });
+  const r = await hubRequest(url, {
+    token: opts.token,
+    tokenOrigin: new URL(endpoint).origin,
+    signal: opts.signal,
+    timeoutMs: opts.timeoutMs,
+    userAgent: opts.userAgent,
+  });
   const text = await readText(r.body).catch((e) => {
     throw networkError(e, url, opts.signal);
   });

@@ -143,10 +143,14 @@ export async function installCheckpoint(opts: InstallCheckpointOptions): Promise
     fs.renameSync(tmpOut, out);
   } catch (e) {
     if (opts.signal?.aborted) {
-      throw new HubError('cancelled', `Conversion of ${opts.repo} cancelled. The checkpoint is kept: downloading the model again converts it without downloading.`, {
-        repo: opts.repo,
-        code: 'ConvertCancelled',
-      });
+      throw new HubError(
+        'cancelled',
+        `Conversion of ${opts.repo} cancelled. The checkpoint is kept: downloading the model again converts it without downloading.`,
+        {
+          repo: opts.repo,
+          code: 'ConvertCancelled',
+        },
+      );
     }
     const msg = (e as Error)?.message ?? String(e);
     throw new ConvertFailedError(`Converting ${opts.repo} failed: ${msg}. The checkpoint is kept in ${ckDir}.`, ckDir, e);

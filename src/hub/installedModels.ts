@@ -85,11 +85,23 @@ function scan(storageDir: string): { installed: InstalledModel[]; partial: Parti
     const sizeBytes = files.reduce((s, f) => s + f.size, 0);
     const manifest = readManifest(dir);
     const repo = manifest?.repo ?? repoFromFolder(e.name);
-    const onnxFiles = files.map((f) => f.rel).filter((r) => r.endsWith('.onnx')).sort();
+    const onnxFiles = files
+      .map((f) => f.rel)
+      .filter((r) => r.endsWith('.onnx'))
+      .sort();
     const complete = names.has('config.json') && names.has('tokenizer.json') && onnxFiles.length > 0 && !names.has(INCOMPLETE_MARKER);
     if (complete) {
       const converted = (manifest as { converted?: unknown } | undefined)?.converted !== undefined;
-      installed.push({ repo, dir, sizeBytes, onnxFiles, revision: manifest?.revision, commit: manifest?.commit, downloadedAt: manifest?.downloadedAt, converted });
+      installed.push({
+        repo,
+        dir,
+        sizeBytes,
+        onnxFiles,
+        revision: manifest?.revision,
+        commit: manifest?.commit,
+        downloadedAt: manifest?.downloadedAt,
+        converted,
+      });
     } else if (files.length > 0) {
       partial.push({ repo, dir, sizeBytes });
     }

@@ -43,12 +43,7 @@ export interface RecommendedModel {
 
 /** The tokenizer and config files every model folder needs (generation_config.json is optional). */
 export function commonFiles(): ModelFile[] {
-  return [
-    { path: 'config.json' },
-    { path: 'generation_config.json', optional: true },
-    { path: 'tokenizer.json' },
-    { path: 'tokenizer_config.json' },
-  ];
+  return [{ path: 'config.json' }, { path: 'generation_config.json', optional: true }, { path: 'tokenizer.json' }, { path: 'tokenizer_config.json' }];
 }
 
 /** The weights of a checkpoint: one file, or an index naming the shards. */
@@ -168,7 +163,8 @@ export const RECOMMENDED_MODELS: readonly RecommendedModel[] = [
     files: [...commonFiles(), { path: 'onnx/model_quantized.onnx' }],
     approxBytes: 639 * MB + 8 * MB,
     license: 'Apache-2.0',
-    description: 'Best quality for its size on a laptop CPU; Qwen FIM tokens and repo-level context. Instruct-tuned (no ONNX export of the 0.5B base model was found).',
+    description:
+      'Best quality for its size on a laptop CPU; Qwen FIM tokens and repo-level context. Instruct-tuned (no ONNX export of the 0.5B base model was found).',
     fim: true,
     verified: 'listed',
     kind: 'onnx',
@@ -259,9 +255,7 @@ const ONNX_PREFERENCE = [
 
 /** External data files of an ONNX file: `model.onnx_data`, `model.onnx_data_1`, `model.onnx.data`, ... */
 export function externalDataFiles(onnxPath: string, all: readonly string[]): string[] {
-  return all
-    .filter((f) => f.startsWith(`${onnxPath}_data`) || f.startsWith(`${onnxPath}.data`))
-    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  return all.filter((f) => f.startsWith(`${onnxPath}_data`) || f.startsWith(`${onnxPath}.data`)).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
 }
 
 /**

@@ -17,7 +17,14 @@ export interface BodyLimits {
  * that breaks off (or a cancel) still flushes every byte received to disk before the promise rejects, so a
  * resume starts exactly where the data stopped.
  */
-export function writeBody(res: IncomingMessage, fd: number, part: string, limits: BodyLimits, onBytes: (n: number) => void, signal?: AbortSignal): Promise<number> {
+export function writeBody(
+  res: IncomingMessage,
+  fd: number,
+  part: string,
+  limits: BodyLimits,
+  onBytes: (n: number) => void,
+  signal?: AbortSignal,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const ws = fs.createWriteStream(part, { fd });
     let got = 0;
@@ -47,7 +54,10 @@ export function writeBody(res: IncomingMessage, fd: number, part: string, limits
       onBytes(got);
       const s = limits.space;
       if (s && Math.floor(got / s.every) > Math.floor(before / s.every)) {
-        s.check().then((e) => e && fail(e), () => undefined);
+        s.check().then(
+          (e) => e && fail(e),
+          () => undefined,
+        );
       }
     };
     // The caller replaces this with its own cancel error (it knows the repo and file).

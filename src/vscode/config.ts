@@ -36,7 +36,7 @@ export class Config {
   }
 
   threads(): number {
-    return this.values()["engine.threads"] as number;
+    return this.values()['engine.threads'] as number;
   }
 
   /** Whether suggestions are on for this document's language. */
@@ -63,7 +63,7 @@ export class Config {
     const cfg = vscode.workspace.getConfiguration('ghostline');
     const read = (key: string): string => {
       const i = cfg.inspect<string>(key);
-      const v = vscode.workspace.isTrusted ? cfg.get<string>(key) : i?.globalValue ?? i?.defaultValue;
+      const v = vscode.workspace.isTrusted ? cfg.get<string>(key) : (i?.globalValue ?? i?.defaultValue);
       if (!vscode.workspace.isTrusted && (i?.workspaceValue !== undefined || i?.workspaceFolderValue !== undefined)) {
         this.report(`ghostline.${key} from this untrusted workspace is ignored.`);
       }

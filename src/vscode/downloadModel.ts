@@ -174,7 +174,11 @@ function progressMessage(p: DownloadProgress): string {
 }
 
 /** The command. Resolves with the model folder, or undefined when cancelled or failed (after telling the user). */
-export async function downloadModelCommand(context: vscode.ExtensionContext, deps: ModelCommandDeps, arg?: string | DownloadRequest): Promise<string | undefined> {
+export async function downloadModelCommand(
+  context: vscode.ExtensionContext,
+  deps: ModelCommandDeps,
+  arg?: string | DownloadRequest,
+): Promise<string | undefined> {
   let req: DownloadRequest | undefined;
   try {
     req = typeof arg === 'string' ? parseRepoRef(arg) : arg;
@@ -222,10 +226,16 @@ export async function downloadModelCommand(context: vscode.ExtensionContext, dep
     return undefined;
   }
   const secs = (Date.now() - started) / 1000;
-  deps.log.info(`downloaded ${repo}@${revision} (${result.commit ?? 'commit unknown'}) to ${result.dir}: ${formatBytes(result.bytes)} in ${formatDuration(secs)}`);
+  deps.log.info(
+    `downloaded ${repo}@${revision} (${result.commit ?? 'commit unknown'}) to ${result.dir}: ${formatBytes(result.bytes)} in ${formatDuration(secs)}`,
+  );
   let use = req.use;
   if (use === undefined) {
-    const choice = await vscode.window.showInformationMessage(`Ghostline: ${repo} is ready (${formatBytes(result.bytes)}). Use it for completions?`, 'Use Model', 'Not Now');
+    const choice = await vscode.window.showInformationMessage(
+      `Ghostline: ${repo} is ready (${formatBytes(result.bytes)}). Use it for completions?`,
+      'Use Model',
+      'Not Now',
+    );
     use = choice === 'Use Model';
   }
   if (use) await switchToModel(result.dir, deps);
@@ -260,7 +270,9 @@ async function reportError(deps: ModelCommandDeps, repo: string, revision: strin
   switch (e.kind) {
     case 'cancelled':
       void vscode.window.showInformationMessage(
-        e.details.code === 'ConvertCancelled' ? `Ghostline: ${e.message}` : `Ghostline: download of ${repo} cancelled. Downloading it again resumes where it stopped.`,
+        e.details.code === 'ConvertCancelled'
+          ? `Ghostline: ${e.message}`
+          : `Ghostline: download of ${repo} cancelled. Downloading it again resumes where it stopped.`,
       );
       return;
     case 'unauthorized':
@@ -297,7 +309,11 @@ function checkpointPercent(p: InstallProgress): number | undefined {
 }
 
 /** A checkpoint: download, convert, offer to use the model, then to delete the checkpoint. */
-async function checkpointCommand(context: vscode.ExtensionContext, deps: ModelCommandDeps, req: DownloadRequest & { revision: string }): Promise<string | undefined> {
+async function checkpointCommand(
+  context: vscode.ExtensionContext,
+  deps: ModelCommandDeps,
+  req: DownloadRequest & { revision: string },
+): Promise<string | undefined> {
   const { repo, revision } = req;
   let endpoint: string;
   try {
@@ -339,7 +355,11 @@ async function checkpointCommand(context: vscode.ExtensionContext, deps: ModelCo
   let use = req.use;
   if (use === undefined) {
     const what = res.reused ? 'is already converted' : 'is converted and ready';
-    const choice = await vscode.window.showInformationMessage(`Ghostline: ${repo} ${what} (${formatBytes(res.modelBytes)}). Use it for completions?`, 'Use Model', 'Not Now');
+    const choice = await vscode.window.showInformationMessage(
+      `Ghostline: ${repo} ${what} (${formatBytes(res.modelBytes)}). Use it for completions?`,
+      'Use Model',
+      'Not Now',
+    );
     use = choice === 'Use Model';
   }
   if (use) await switchToModel(res.dir, deps);
@@ -363,7 +383,10 @@ async function checkpointCommand(context: vscode.ExtensionContext, deps: ModelCo
 }
 
 /** A cancellable progress notification: Cancel aborts `signal`; `report` takes percentages that never go back. */
-async function cancellableProgress<T>(title: string, work: (signal: AbortSignal, report: (pct: number | undefined, message: string) => void) => Promise<T>): Promise<T> {
+async function cancellableProgress<T>(
+  title: string,
+  work: (signal: AbortSignal, report: (pct: number | undefined, message: string) => void) => Promise<T>,
+): Promise<T> {
   return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, async (progress, cancelToken) => {
     const ac = new AbortController();
     const sub = cancelToken.onCancellationRequested(() => ac.abort());

@@ -53,13 +53,17 @@ export async function generateFromSelection(
         const sub = token.onCancellationRequested(() => ac.abort());
         try {
           // The document's text is literal: `<|endoftext|>` in a file stays text.
-          const r = await deps.client.generate([{ text: prompt }], { ...p }, {
-            signal: ac.signal,
-            onText: (d) => {
-              text += d;
-              progress.report({ message: `${text.split('\n').length} lines` });
+          const r = await deps.client.generate(
+            [{ text: prompt }],
+            { ...p },
+            {
+              signal: ac.signal,
+              onText: (d) => {
+                text += d;
+                progress.report({ message: `${text.split('\n').length} lines` });
+              },
             },
-          });
+          );
           text = r.text;
           reason = r.finishReason;
           deps.log.info(`generate: ${r.stats.generatedTokens} tokens in ${Math.round(r.stats.totalMs)} ms (${r.finishReason})`);
@@ -87,7 +91,9 @@ export async function generateFromSelection(
 
   const preview = await vscode.workspace.openTextDocument({ content: text, language: doc.languageId });
   await vscode.window.showTextDocument(preview, { viewColumn: vscode.ViewColumn.Beside, preview: true, preserveFocus: true });
-  const choice = args.autoAccept ? 'Insert' : await vscode.window.showInformationMessage('Ghostline: insert the generated code after the selection?', 'Insert', 'Copy', 'Discard');
+  const choice = args.autoAccept
+    ? 'Insert'
+    : await vscode.window.showInformationMessage('Ghostline: insert the generated code after the selection?', 'Insert', 'Copy', 'Discard');
   if (choice === 'Copy') await vscode.env.clipboard.writeText(text);
   if (choice !== 'Insert') return null;
   if (doc.version !== versionAtStart) deps.log.warn('the document changed while generating; inserting at the original position');

@@ -73,7 +73,9 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
     this.deps.stats.record(o);
     this.deps.status.render();
     if (o.items.length > 0) {
-      this.deps.log.debug(`${o.source} ${o.mode} ${Math.round(o.latencyMs)} ms${o.stats ? `, prefill ${o.stats.prefillTokens}/${o.stats.promptTokens} tokens` : ''}`);
+      this.deps.log.debug(
+        `${o.source} ${o.mode} ${Math.round(o.latencyMs)} ms${o.stats ? `, prefill ${o.stats.prefillTokens}/${o.stats.promptTokens} tokens` : ''}`,
+      );
     }
     const range = new vscode.Range(position, position);
     return o.items.map(

@@ -14,7 +14,7 @@ export function feedRing(ring: () => ChunkRing | null): vscode.Disposable {
 
   const add = (doc: vscode.TextDocument | undefined) => {
     const r = ring();
-    if (!r || !doc || doc.isClosed || doc.uri.scheme !== 'file' && doc.uri.scheme !== 'untitled' && doc.uri.scheme !== 'vscode-remote') return;
+    if (!r || !doc || doc.isClosed || (doc.uri.scheme !== 'file' && doc.uri.scheme !== 'untitled' && doc.uri.scheme !== 'vscode-remote')) return;
     const text = doc.getText();
     if (text.length > MAX_CHARS) return;
     const key = doc.uri.toString();

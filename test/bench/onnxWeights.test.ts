@@ -14,7 +14,10 @@ test('weight bytes per token: every initializer but the indexed tables, read fro
   // converter's lean graph: the tied table is also the LM head's Gemm weight (read whole), and RotaryEmbedding
   // reads one row of its cos/sin caches per position.
   const rotary = 2 * cfg.max_position_embeddings * (cfg.head_dim / 2) * 4;
-  for (const [dir, gathered] of [[TINY, embedding], [TINY_FUSED, rotary]] as const) {
+  for (const [dir, gathered] of [
+    [TINY, embedding],
+    [TINY_FUSED, rotary],
+  ] as const) {
     const file = path.join(dir, 'onnx', 'model.onnx');
     const w = onnxWeightBytesPerToken(file);
     assert.equal(w.gathered, gathered, dir);

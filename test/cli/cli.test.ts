@@ -13,7 +13,18 @@ test('generate --json follows the contract', () => {
   });
   assert.equal(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout);
-  for (const key of ['id', 'text', 'finish_reason', 'prompt_tokens', 'reused_tokens', 'prefill_tokens', 'generated_tokens', 'prefill_ms', 'decode_ms', 'total_ms']) {
+  for (const key of [
+    'id',
+    'text',
+    'finish_reason',
+    'prompt_tokens',
+    'reused_tokens',
+    'prefill_tokens',
+    'generated_tokens',
+    'prefill_ms',
+    'decode_ms',
+    'total_ms',
+  ]) {
     assert.ok(key in out, `missing ${key}`);
   }
   assert.equal(out.prompt_tokens, ref.prompt_ids.length);
@@ -41,7 +52,10 @@ test('serve-stdio: one engine and one KV cache for the stream; bad requests get 
   child.stdout.on('data', (d) => (out += d));
   const code = await new Promise((r) => child.on('exit', r));
   assert.equal(code, 0);
-  const res = out.trim().split('\n').map((l) => JSON.parse(l));
+  const res = out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.equal(res.length, 6);
   assert.equal(res[0].id, 'a');
   assert.equal(res[0].reused_tokens, 0);
@@ -81,10 +95,16 @@ test('serve-stdio: prototype keys are unknown fields by name, a capped max_new_t
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   assert.equal(await new Promise((r) => child.on('exit', r)), 0);
-  const res = out.trim().split('\n').map((l) => JSON.parse(l));
+  const res = out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.equal(res[0].error, 'unknown request field "__proto__"');
   assert.equal(res[1].error, 'unknown request field "constructor"');
-  assert.ok(res[2].notices.some((n: string) => /max_new_tokens 4000 was capped to 512, half the model's context of 1024 tokens/.test(n)), JSON.stringify(res[2]));
+  assert.ok(
+    res[2].notices.some((n: string) => /max_new_tokens 4000 was capped to 512, half the model's context of 1024 tokens/.test(n)),
+    JSON.stringify(res[2]),
+  );
   assert.ok(res[2].generated_tokens <= 512);
   // The 12 MB prompt is cut to a multiple of the context before tokenizing; the model sees its end.
   assert.notEqual(res[3].finish_reason, 'error', res[3].error);
@@ -97,7 +117,26 @@ test('generate --help names a flag for every decode option, and the flags reach 
   const { DECODE_TABLE, kebabCase } = await import('../../src/engine/shared/decodeTable');
   const help = spawnSync(process.execPath, [CLI, 'generate', '--help'], { encoding: 'utf8' }).stdout;
   for (const row of DECODE_TABLE) assert.ok(help.includes(`${kebabCase(row.key)}`), `--${kebabCase(row.key)} in --help`);
-  const r = spawnSync(process.execPath, [CLI, 'generate', '--model', TINY, '--prompt', ref.prompt, '--max-new-tokens', '3', '--no-stop-on-special-tokens', '--repetition-window', '8', '--json', '--threads', '1'], { encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    [
+      CLI,
+      'generate',
+      '--model',
+      TINY,
+      '--prompt',
+      ref.prompt,
+      '--max-new-tokens',
+      '3',
+      '--no-stop-on-special-tokens',
+      '--repetition-window',
+      '8',
+      '--json',
+      '--threads',
+      '1',
+    ],
+    { encoding: 'utf8' },
+  );
   assert.equal(r.status, 0, r.stderr);
   assert.equal(JSON.parse(r.stdout).generated_tokens, 3);
   const bad = spawnSync(process.execPath, [CLI, 'generate', '--model', TINY, '--prompt', 'x', '--repetition-window', '-1'], { encoding: 'utf8' });
@@ -117,9 +156,13 @@ test('serve-stdio prefix requests run the editor pipeline: filtered text, stats,
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   assert.equal(await new Promise((r) => child.on('exit', r)), 0);
-  const [a, b, c, d] = out.trim().split('\n').map((l) => JSON.parse(l));
+  const [a, b, c, d] = out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   for (const r of [a, b, c, d]) {
-    for (const key of ['id', 'text', 'raw_text', 'items', 'source', 'mode', 'finish_reason', 'prompt_tokens', 'total_ms']) assert.ok(key in r, `${key} in ${JSON.stringify(r)}`);
+    for (const key of ['id', 'text', 'raw_text', 'items', 'source', 'mode', 'finish_reason', 'prompt_tokens', 'total_ms'])
+      assert.ok(key in r, `${key} in ${JSON.stringify(r)}`);
   }
   assert.equal(a.source, 'model');
   assert.ok(a.prompt_tokens > 10);
@@ -128,7 +171,10 @@ test('serve-stdio prefix requests run the editor pipeline: filtered text, stats,
   // One more character at the end of the suffix: another context for the result cache, but the KV cache
   // holds everything before it (the prompt runs prefix, suffix, then the cursor line).
   assert.equal(c.source, 'model');
-  assert.ok(c.reused_tokens >= c.prompt_tokens - 10 && c.prefill_tokens <= 10, `reused ${c.reused_tokens} of ${c.prompt_tokens}, prefilled ${c.prefill_tokens}`);
+  assert.ok(
+    c.reused_tokens >= c.prompt_tokens - 10 && c.prefill_tokens <= 10,
+    `reused ${c.reused_tokens} of ${c.prompt_tokens}, prefilled ${c.prefill_tokens}`,
+  );
   assert.equal(d.mode, 'line');
   assert.ok(!String(d.text).includes('\n'), 'with code right of the cursor a suggestion is one line');
 });

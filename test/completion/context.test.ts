@@ -65,7 +65,11 @@ test('the chunk ring drops near-duplicates and chunks like the text at the curso
   ring.add('d.py', lines('d'));
   assert.equal(ring.size, 3, 'capacity');
   const picked = ring.select(10000, 'd.py', lines('c').join('\n'));
-  assert.deepEqual(picked.map((c) => c.path), ['b.py'], 'skips the current file and chunks similar to the cursor text');
+  assert.deepEqual(
+    picked.map((c) => c.path),
+    ['b.py'],
+    'skips the current file and chunks similar to the cursor text',
+  );
   assert.equal(ring.select(10, 'x', '').length, 0, 'budget');
 });
 
@@ -84,7 +88,10 @@ test('insertAt shows the document as if a suggestion were accepted', () => {
   const d = textSource('def f():\n    \nprint(1)');
   const { doc, cursor } = insertAt(d, { line: 1, character: 4 }, 'x = 1\n    return x');
   assert.equal(doc.lineCount, 4);
-  assert.deepEqual([0, 1, 2, 3].map((i) => doc.lineAt(i)), ['def f():', '    x = 1', '    return x', 'print(1)']);
+  assert.deepEqual(
+    [0, 1, 2, 3].map((i) => doc.lineAt(i)),
+    ['def f():', '    x = 1', '    return x', 'print(1)'],
+  );
   assert.deepEqual(cursor, { line: 2, character: 12 });
 });
 

@@ -15,8 +15,20 @@ import { FakeGenerator } from './fakeGenerator';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const template = pickFimTemplate(new Set(['<fim_prefix>', '<fim_suffix>', '<fim_middle>']));
 const settings = { ...defaultCompletionSettings(), prefetch: false };
-const service = (gen: FakeGenerator, s = settings) => new CompletionService(gen, () => template, () => s, () => 1024);
-const request = (text: string, cursor = text.length, explicit = false) => ({ doc: textSource(text), cursor: positionAt(text, cursor), languageId: 'python', path: 'a.py', explicit });
+const service = (gen: FakeGenerator, s = settings) =>
+  new CompletionService(
+    gen,
+    () => template,
+    () => s,
+    () => 1024,
+  );
+const request = (text: string, cursor = text.length, explicit = false) => ({
+  doc: textSource(text),
+  cursor: positionAt(text, cursor),
+  languageId: 'python',
+  path: 'a.py',
+  explicit,
+});
 
 test('cache: exact hit, typed-ahead walk-back, a disagreeing earlier suggestion, empty results not kept', () => {
   const c = new CompletionCache();
@@ -172,7 +184,12 @@ test('service: the decode options follow the preset and the inline mode', async 
 
 test('service: a failing generator fails the request with its error (no hang, nothing cached)', async () => {
   const failing = { generate: async () => Promise.reject(new Error('the inference worker exited (signal SIGKILL)')) };
-  const svc = new CompletionService(failing, () => template, () => settings, () => 1024);
+  const svc = new CompletionService(
+    failing,
+    () => template,
+    () => settings,
+    () => 1024,
+  );
   await assert.rejects(svc.complete(request('x = ')), /worker exited/);
   await assert.rejects(svc.complete(request('x = '), new AbortController().signal), /worker exited/);
   assert.equal(svc.peek(request('x = ')), null);

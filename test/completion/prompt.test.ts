@@ -26,7 +26,10 @@ test('FIM templates are picked from the model special tokens', () => {
 test('the prompt runs stable to volatile: extra chunks, prefix, suffix, then the cursor line', () => {
   const t = pickFimTemplate(new Set(['<fim_prefix>', '<fim_suffix>', '<fim_middle>', '<file_sep>']))!;
   const p = buildPrompt(ctx, t, [{ path: 'util.py', text: 'def g(): pass' }], 'main.py');
-  assert.equal(promptText(p.prompt), '<file_sep>util.py\ndef g(): pass\n<file_sep>main.py\n<fim_prefix>def f(x):\n<fim_suffix>\nprint(f(1))<fim_middle>    return ');
+  assert.equal(
+    promptText(p.prompt),
+    '<file_sep>util.py\ndef g(): pass\n<file_sep>main.py\n<fim_prefix>def f(x):\n<fim_suffix>\nprint(f(1))<fim_middle>    return ',
+  );
   // One more typed character changes only the tail.
   const q = buildPrompt({ ...ctx, linePrefix: `${ctx.linePrefix}x` }, t, [{ path: 'util.py', text: 'def g(): pass' }], 'main.py');
   assert.equal(promptText(q.prompt), `${promptText(p.prompt)}x`);

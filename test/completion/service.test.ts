@@ -15,7 +15,13 @@ before(async () => {
 });
 after(async () => engine.dispose());
 
-const service = () => new CompletionService(engine, () => pickFimTemplate(engine.info.specialTokens), () => settings, () => engine.info.contextLength);
+const service = () =>
+  new CompletionService(
+    engine,
+    () => pickFimTemplate(engine.info.specialTokens),
+    () => settings,
+    () => engine.info.contextLength,
+  );
 const request = (text: string, cursor: number, explicit = false) => ({
   doc: textSource(text),
   cursor: positionAt(text, cursor),
@@ -24,7 +30,8 @@ const request = (text: string, cursor: number, explicit = false) => ({
   explicit,
 });
 
-const FILE = 'import os\n\n\ndef read_lines(path):\n    with open(path) as f:\n        return [l.rstrip() for l in f]\n\n\ndef main():\n    print(read_lines(os.sys.argv[1]))\n';
+const FILE =
+  'import os\n\n\ndef read_lines(path):\n    with open(path) as f:\n        return [l.rstrip() for l in f]\n\n\ndef main():\n    print(read_lines(os.sys.argv[1]))\n';
 
 test('a model completion is filtered, cached, and served again for typed-ahead characters', async () => {
   const svc = service();

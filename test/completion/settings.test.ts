@@ -19,12 +19,21 @@ test('package.json settings agree with the schema and the presets (defaults, bou
   }
   assert.equal(props['ghostline.inline.temperature'].default, INLINE_PRESET.temperature);
   assert.equal(props['ghostline.generate.maxNewTokens'].default, GENERATE_PRESET.maxNewTokens);
-  const declared = Object.keys(props).filter((k) => !['ghostline.enable', 'ghostline.languages', 'ghostline.modelPath', 'ghostline.modelFile', 'ghostline.hub.endpoint'].includes(k));
+  const declared = Object.keys(props).filter(
+    (k) => !['ghostline.enable', 'ghostline.languages', 'ghostline.modelPath', 'ghostline.modelFile', 'ghostline.hub.endpoint'].includes(k),
+  );
   assert.deepEqual(declared.sort(), SETTINGS.map((s) => `ghostline.${s.key}`).sort(), 'no setting without a schema entry');
 });
 
 test('invalid values are clamped or ignored, each with a message naming the setting', () => {
-  const raw: Record<string, unknown> = { 'inline.temperature': 'hot', 'inline.topK': -5, 'inline.maxNewTokens': 1e9, 'inline.topP': 0.5, 'inline.stop': 'x', 'inline.prefetch': 'yes' };
+  const raw: Record<string, unknown> = {
+    'inline.temperature': 'hot',
+    'inline.topK': -5,
+    'inline.maxNewTokens': 1e9,
+    'inline.topP': 0.5,
+    'inline.stop': 'x',
+    'inline.prefetch': 'yes',
+  };
   const { values, problems } = validateSettings((k) => raw[k]);
   assert.equal(values['inline.temperature'], INLINE_PRESET.temperature);
   assert.equal(values['inline.topK'], 0);
@@ -59,8 +68,10 @@ test('one table of decode options: engine defaults, wire names, CLI flags and bo
     for (const preset of ['inline', 'generate'] as const) {
       const col = row[preset];
       if (col) assert.doesNotThrow(() => resolveDecodeOptions({ [row.key]: col.default }), `${preset}.${row.key}`);
-      if (col?.setting?.max !== undefined && row.max !== undefined) assert.ok(col.setting.max <= row.max, `the setting ${col.setting.key} allows more than the engine`);
-      if (col?.setting?.min !== undefined && row.min !== undefined) assert.ok(col.setting.min >= row.min, `the setting ${col.setting.key} allows less than the engine`);
+      if (col?.setting?.max !== undefined && row.max !== undefined)
+        assert.ok(col.setting.max <= row.max, `the setting ${col.setting.key} allows more than the engine`);
+      if (col?.setting?.min !== undefined && row.min !== undefined)
+        assert.ok(col.setting.min >= row.min, `the setting ${col.setting.key} allows less than the engine`);
     }
     if (row.max !== undefined) assert.throws(() => resolveDecodeOptions({ [row.key]: row.max! + 1 }), new RegExp(`${row.key} must be between`));
   }

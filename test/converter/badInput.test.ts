@@ -181,9 +181,10 @@ const cases: BadCase[] = [
   },
   {
     name: 'data_offsets whose span is not dtype size x shape',
-    breakIt: (d) => patchHeader(path.join(d, ST), (h) => {
-      h[Q0].data_offsets[1] -= 2;
-    }),
+    breakIt: (d) =>
+      patchHeader(path.join(d, ST), (h) => {
+        h[Q0].data_offsets[1] -= 2;
+      }),
     file: ST,
     tensor: Q0,
     says: /needs \d+ bytes but its data_offsets span \d+/,
@@ -212,9 +213,10 @@ const cases: BadCase[] = [
   },
   {
     name: 'data_offsets not numbers',
-    breakIt: (d) => patchHeader(path.join(d, ST), (h) => {
-      (h[Q0] as unknown as Record<string, unknown>).data_offsets = [-4, 'x'];
-    }),
+    breakIt: (d) =>
+      patchHeader(path.join(d, ST), (h) => {
+        (h[Q0] as unknown as Record<string, unknown>).data_offsets = [-4, 'x'];
+      }),
     file: ST,
     tensor: Q0,
     says: /not a valid safetensors file: tensor "[^"]+" has data_offsets \[-4,"x"\]/,
@@ -222,9 +224,10 @@ const cases: BadCase[] = [
   ...['I8', 'F64', 'Q4_K', 42].map(
     (dtype): BadCase => ({
       name: `dtype ${JSON.stringify(dtype)}`,
-      breakIt: (d) => patchHeader(path.join(d, ST), (h) => {
-      h[Q0].dtype = dtype;
-    }),
+      breakIt: (d) =>
+        patchHeader(path.join(d, ST), (h) => {
+          h[Q0].dtype = dtype;
+        }),
       file: ST,
       tensor: Q0,
       says: new RegExp(`has dtype ${JSON.stringify(JSON.stringify(dtype)).slice(1, -1)}; only F32, F16 and BF16 are converted`),
@@ -246,36 +249,40 @@ const cases: BadCase[] = [
   // ---- weights that disagree with config.json
   {
     name: 'hidden_size in config.json differs from the weights',
-    breakIt: (d) => patchJson(path.join(d, 'config.json'), (c) => {
-      c.hidden_size = 64;
-    }),
+    breakIt: (d) =>
+      patchJson(path.join(d, 'config.json'), (c) => {
+        c.hidden_size = 64;
+      }),
     file: ST,
     tensor: EMBED,
     says: /has shape \[512,128\] but config.json implies \[512,64\]/,
   },
   {
     name: 'a q_proj of the wrong shape (same byte count)',
-    breakIt: (d) => patchHeader(path.join(d, ST), (h) => {
-      h[Q0].shape = [64, 256];
-    }),
+    breakIt: (d) =>
+      patchHeader(path.join(d, ST), (h) => {
+        h[Q0].shape = [64, 256];
+      }),
     file: ST,
     tensor: Q0,
     says: /has shape \[64,256\] but config.json implies \[128,128\]/,
   },
   {
     name: 'num_hidden_layers in config.json larger than the checkpoint',
-    breakIt: (d) => patchJson(path.join(d, 'config.json'), (c) => {
-      c.num_hidden_layers = 3;
-    }),
+    breakIt: (d) =>
+      patchJson(path.join(d, 'config.json'), (c) => {
+        c.num_hidden_layers = 3;
+      }),
     file: '',
     tensor: 'model.layers.2.input_layernorm.weight',
     says: /has no tensor/,
   },
   {
     name: 'num_hidden_layers in config.json smaller than the checkpoint (layers would be dropped)',
-    breakIt: (d) => patchJson(path.join(d, 'config.json'), (c) => {
-      c.num_hidden_layers = 1;
-    }),
+    breakIt: (d) =>
+      patchJson(path.join(d, 'config.json'), (c) => {
+        c.num_hidden_layers = 1;
+      }),
     file: 'config.json',
     says: /num_hidden_layers 1 .*model\.layers\.1\./,
   },
@@ -349,50 +356,56 @@ const cases: BadCase[] = [
   ...['gpt2', 'mistral'].map(
     (mt): BadCase => ({
       name: `model_type "${mt}"`,
-      breakIt: (d) => patchJson(path.join(d, 'config.json'), (c) => {
-      c.model_type = mt;
-    }),
+      breakIt: (d) =>
+        patchJson(path.join(d, 'config.json'), (c) => {
+          c.model_type = mt;
+        }),
       file: 'config.json',
       says: new RegExp(`model_type "${mt}" is not supported: Ghostline converts llama .*qwen2 .*starcoder2`),
     }),
   ),
   {
     name: 'num_attention_heads not dividing hidden_size',
-    breakIt: (d) => patchJson(path.join(d, 'config.json'), (c) => {
-      c.num_attention_heads = 3;
-    }),
+    breakIt: (d) =>
+      patchJson(path.join(d, 'config.json'), (c) => {
+        c.num_attention_heads = 3;
+      }),
     file: 'config.json',
     says: /hidden_size 128 is not a multiple of num_attention_heads 3/,
   },
   {
     name: 'num_key_value_heads not dividing num_attention_heads',
-    breakIt: (d) => patchJson(path.join(d, 'config.json'), (c) => {
-      c.num_key_value_heads = 3;
-    }),
+    breakIt: (d) =>
+      patchJson(path.join(d, 'config.json'), (c) => {
+        c.num_key_value_heads = 3;
+      }),
     file: 'config.json',
     says: /num_attention_heads 4 is not a multiple of num_key_value_heads 3/,
   },
   {
     name: 'hidden_size not a positive integer',
-    breakIt: (d) => patchJson(path.join(d, 'config.json'), (c) => {
-      c.hidden_size = '128';
-    }),
+    breakIt: (d) =>
+      patchJson(path.join(d, 'config.json'), (c) => {
+        c.hidden_size = '128';
+      }),
     file: 'config.json',
     says: /hidden_size must be a positive integer, got "128"/,
   },
   {
     name: 'rope_scaling type "yarn"',
-    breakIt: (d) => patchJson(path.join(d, 'config.json'), (c) => {
-      c.rope_scaling = { type: 'yarn', factor: 4 };
-    }),
+    breakIt: (d) =>
+      patchJson(path.join(d, 'config.json'), (c) => {
+        c.rope_scaling = { type: 'yarn', factor: 4 };
+      }),
     file: 'config.json',
     says: /rope_scaling type "yarn" is not supported \(default, linear, llama3\)/,
   },
   {
     name: 'hidden_act "relu"',
-    breakIt: (d) => patchJson(path.join(d, 'config.json'), (c) => {
-      c.hidden_act = 'relu';
-    }),
+    breakIt: (d) =>
+      patchJson(path.join(d, 'config.json'), (c) => {
+        c.hidden_act = 'relu';
+      }),
     file: 'config.json',
     says: /hidden_act "relu" is not supported for qwen2/,
   },
@@ -401,9 +414,10 @@ const cases: BadCase[] = [
   {
     name: 'index naming a shard outside the folder',
     fixture: 'llama',
-    breakIt: (d) => patchJson(path.join(d, 'model.safetensors.index.json'), (j) => {
-      j.weight_map[DOWN1] = '../x.safetensors';
-    }),
+    breakIt: (d) =>
+      patchJson(path.join(d, 'model.safetensors.index.json'), (j) => {
+        j.weight_map[DOWN1] = '../x.safetensors';
+      }),
     file: 'model.safetensors.index.json',
     says: /names a shard "\.\.\/x\.safetensors": shards must be \.safetensors files in the same folder/,
   },
@@ -524,7 +538,9 @@ describe('full disk (a small tmpfs as the parent of out)', () => {
         execFileSync('mount', ['-t', 'tmpfs', '-o', opts, 'tmpfs', dir], { stdio: 'pipe' });
       } catch (err) {
         // Deliberately a failure, never a skip: a full-disk test that did not run must not look like a pass.
-        assert.fail(`cannot mount a tmpfs for the full-disk test (needs root): ${(err as { stderr?: Buffer }).stderr?.toString().trim() || (err as Error).message}`);
+        assert.fail(
+          `cannot mount a tmpfs for the full-disk test (needs root): ${(err as { stderr?: Buffer }).stderr?.toString().trim() || (err as Error).message}`,
+        );
       }
       try {
         await fn(dir);
@@ -563,12 +579,15 @@ describe('full disk (a small tmpfs as the parent of out)', () => {
       })();
     });
   }
-  test('no inodes left for the work folder', withTmpfs('size=1m,nr_inodes=2', async (dir) => {
-    const from = copyFixture('qwen2');
-    const out = path.join(dir, 'model');
-    const err = await expectRefused(from, out, 'q4', { file: out + PARTIAL_SUFFIX, says: /cannot be written: the disk is full/ });
-    assert.deepEqual(fs.readdirSync(dir), [], `the tmpfs is empty again (${err.message})`);
-  }));
+  test(
+    'no inodes left for the work folder',
+    withTmpfs('size=1m,nr_inodes=2', async (dir) => {
+      const from = copyFixture('qwen2');
+      const out = path.join(dir, 'model');
+      const err = await expectRefused(from, out, 'q4', { file: out + PARTIAL_SUFFIX, says: /cannot be written: the disk is full/ });
+      assert.deepEqual(fs.readdirSync(dir), [], `the tmpfs is empty again (${err.message})`);
+    }),
+  );
 });
 
 describe('CLI', () => {

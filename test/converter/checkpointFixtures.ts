@@ -57,6 +57,7 @@ export function f32Bytes(a: Float32Array): Uint8Array {
 /** A copy of a checkpoint fixture without its weights (config, tokenizer files). */
 export function copyCheckpointMeta(name: string, dst: string): void {
   for (const f of fs.readdirSync(path.join(CHECKPOINTS, name))) {
-    if (f.endsWith('.json') && !f.startsWith('model.safetensors') && f !== 'reference.json') fs.copyFileSync(path.join(CHECKPOINTS, name, f), path.join(dst, f));
+    if (f.endsWith('.json') && !f.startsWith('model.safetensors') && f !== 'reference.json')
+      fs.copyFileSync(path.join(CHECKPOINTS, name, f), path.join(dst, f));
   }
 }

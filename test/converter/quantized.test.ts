@@ -17,7 +17,10 @@ describe('block quantization (ggml Q4_0 / Q8_0 codes)', () => {
     assert.equal(q.scales[0], d);
     const codes = Array.from({ length: 32 }, (_, i) => (q.codes[i >> 1] >> ((i & 1) * 4)) & 15);
     const id = Math.fround(1 / Math.fround(1.9 / -8));
-    assert.deepEqual(codes, Array.from(w, (x) => Math.min(15, Math.trunc(Math.fround(Math.fround(x * id) + 8.5)))));
+    assert.deepEqual(
+      codes,
+      Array.from(w, (x) => Math.min(15, Math.trunc(Math.fround(Math.fround(x * id) + 8.5)))),
+    );
     assert.equal(codes[31], 0); // the signed maximum maps to -8
     assert.equal(codes[12], 8); // zero maps to the zero point
   });
@@ -34,7 +37,10 @@ describe('block quantization (ggml Q4_0 / Q8_0 codes)', () => {
     // d = 127 / 127 = 1 (exact in fp16), so the codes are round(x) + 128
     const w = Float32Array.from([127, -2.5, -0.5, 0.5, 2.5, -1.5, 1.5, ...new Array(25).fill(0)]);
     const q = quantizeRows(w, 1, 32, 8, 32);
-    assert.deepEqual(Array.from(q.codes.subarray(0, 7), (c) => c - 128), [127, -3, -1, 1, 3, -2, 2]);
+    assert.deepEqual(
+      Array.from(q.codes.subarray(0, 7), (c) => c - 128),
+      [127, -3, -1, 1, 3, -2, 2],
+    );
   });
 
   test('a short last block is zero-padded, and the row scale multiplies scales only', () => {
@@ -43,7 +49,10 @@ describe('block quantization (ggml Q4_0 / Q8_0 codes)', () => {
     const b = quantizeRows(w, 1, 40, 4, 32, () => 0.25);
     assert.equal(a.codes.length, 2 * 16);
     assert.deepEqual(b.codes, a.codes);
-    assert.deepEqual(Array.from(b.scales), Array.from(a.scales, (s) => Math.fround(s * 0.25)));
+    assert.deepEqual(
+      Array.from(b.scales),
+      Array.from(a.scales, (s) => Math.fround(s * 0.25)),
+    );
   });
 
   test('toHalfPrecision rounds to the nearest fp16 value', () => {

@@ -24,7 +24,9 @@ before(async () => {
 after(async () => engine.dispose());
 
 function folderBytes(dir: string): number {
-  return fs.readdirSync(dir, { withFileTypes: true }).reduce((s, e) => s + (e.isDirectory() ? folderBytes(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).size), 0);
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .reduce((s, e) => s + (e.isDirectory() ? folderBytes(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).size), 0);
 }
 
 test('the default model folder is complete and at most 25 MB', () => {
@@ -32,7 +34,10 @@ test('the default model folder is complete and at most 25 MB', () => {
     assert.ok(fs.existsSync(path.join(MODEL, f)), `${f} is shipped`);
   }
   const files = fs.readdirSync(MODEL);
-  assert.ok(files.some((f) => /licen[cs]e|manifest/i.test(f)), 'a licence manifest is shipped');
+  assert.ok(
+    files.some((f) => /licen[cs]e|manifest/i.test(f)),
+    'a licence manifest is shipped',
+  );
   assert.ok(folderBytes(MODEL) <= 25 * 1024 * 1024, `${folderBytes(MODEL)} bytes`);
   assert.equal(pickFimTemplate(engine.info.specialTokens)?.family, 'starcoder', 'our FIM tokens');
 });
@@ -60,7 +65,10 @@ test('the CLI without --model completes "function add(a: number, b: number) {\\n
 });
 
 test('a cursor inside a word: the inline preset heals the token and finishes the word', async () => {
-  for (const [prompt, rest] of [['def area(r):\n    ret', /^urn\b/], ['import o', /^s\b/]] as const) {
+  for (const [prompt, rest] of [
+    ['def area(r):\n    ret', /^urn\b/],
+    ['import o', /^s\b/],
+  ] as const) {
     const r = await engine.generate(prompt, inlineDecodeOptions(INLINE_PRESET, 'line', prompt.split('\n').pop() ?? ''));
     assert.match(r.text, rest, JSON.stringify({ prompt, text: r.text }));
   }
@@ -68,7 +76,12 @@ test('a cursor inside a word: the inline preset heals the token and finishes the
 
 test('typing replay with the default model: each keystroke prefills a few tokens', async () => {
   const settings = { ...defaultCompletionSettings(), prefetch: false };
-  const svc = new CompletionService(engine, () => pickFimTemplate(engine.info.specialTokens), () => settings, () => engine.info.contextLength);
+  const svc = new CompletionService(
+    engine,
+    () => pickFimTemplate(engine.info.specialTokens),
+    () => settings,
+    () => engine.info.contextLength,
+  );
   const file = fs.readFileSync(path.join(ROOT, 'src', 'completion', 'completionService.ts'), 'utf8');
   const at = file.indexOf('  async complete(');
   const line = '  async complete(req: CompletionRequest, signal?: AbortSignal): Promise<CompletionOutcome> {';
@@ -77,7 +90,13 @@ test('typing replay with the default model: each keystroke prefills a few tokens
   let maxPrefill = 0;
   for (let i = 1; i <= line.length; i++) {
     const text = file.slice(0, at) + line.slice(0, i) + rest;
-    const r = await svc.complete({ doc: textSource(text), cursor: positionAt(text, at + i), languageId: 'typescript', path: 'completionService.ts', explicit: false });
+    const r = await svc.complete({
+      doc: textSource(text),
+      cursor: positionAt(text, at + i),
+      languageId: 'typescript',
+      path: 'completionService.ts',
+      explicit: false,
+    });
     if (r.source === 'model' && r.stats && i > 1) {
       fractions.push(r.stats.prefillTokens / r.stats.promptTokens);
       maxPrefill = Math.max(maxPrefill, r.stats.prefillTokens);

@@ -145,7 +145,11 @@ test('speculative decoding on the lean graph gives the plain greedy tokens (tiny
     let accepted = 0;
     for (const p of [ref.prompt, 'x = 1\ny = 2\nx = 1\ny = 2\nx = 1\n']) {
       const plain = await fused.generate(p, { maxNewTokens: 40, ignoreEos: true });
-      assert.deepEqual(plain.tokens.slice(0, 20), (await engine.generate(p, { maxNewTokens: 20, ignoreEos: true })).tokens, 'same greedy tokens as the traced graph');
+      assert.deepEqual(
+        plain.tokens.slice(0, 20),
+        (await engine.generate(p, { maxNewTokens: 20, ignoreEos: true })).tokens,
+        'same greedy tokens as the traced graph',
+      );
       fused.resetCache();
       const fast = await fused.generate(p, { maxNewTokens: 40, ignoreEos: true, speculativeTokens: 6 });
       assert.deepEqual(fast.tokens, plain.tokens);

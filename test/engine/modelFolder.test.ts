@@ -72,7 +72,10 @@ test("a tokenizer far smaller than the model's logits (another model's tokenizer
   const dir = copyModel(DEFAULT_MODEL);
   try {
     fs.copyFileSync(path.join(TINY, 'tokenizer.json'), path.join(dir, 'tokenizer.json'));
-    await assert.rejects(Engine.load(dir, { threads: 1 }), /tokenizer\.json: the tokenizer has 384 tokens but the model's logits have 4096 columns: they belong to different models/);
+    await assert.rejects(
+      Engine.load(dir, { threads: 1 }),
+      /tokenizer\.json: the tokenizer has 384 tokens but the model's logits have 4096 columns: they belong to different models/,
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -92,7 +95,10 @@ test("a max_position_embeddings beyond the graph's rotary tables is named at loa
   const dir = copyModel(DEFAULT_MODEL);
   try {
     editConfig(dir, { max_position_embeddings: 4096 });
-    await assert.rejects(Engine.load(dir, { threads: 1 }), /config\.json: max_position_embeddings \(4096\) is larger than the 512 positions the ONNX graph's rotary tables hold/);
+    await assert.rejects(
+      Engine.load(dir, { threads: 1 }),
+      /config\.json: max_position_embeddings \(4096\) is larger than the 512 positions the ONNX graph's rotary tables hold/,
+    );
     // Within the graph's limit it loads, and the context follows config.json.
     editConfig(dir, { max_position_embeddings: 256 });
     const engine = await Engine.load(dir, { threads: 1 });

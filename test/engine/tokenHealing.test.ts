@@ -24,8 +24,14 @@ test('healing takes back the last token and allows exactly the tokens that exten
   for (const id of h.allowed) assert.ok(tokenizer.decode([id]).startsWith(h.text), tokenizer.decode([id]));
   // Every token of the vocabulary that extends the text is allowed (the sorted index misses none).
   const all = [...Array(tokenizer.vocabSize).keys()].filter((id) => !tokenizer.specialIds.has(id) && tokenizer.decode([id]).startsWith(h.text));
-  assert.deepEqual([...h.allowed].sort((a, b) => a - b), all.filter((id) => !tokenizer.decode([id]).includes('\uFFFD')));
-  const masked = restrictTo(Float32Array.from({ length: tokenizer.vocabSize }, (_, i) => i), h.allowed);
+  assert.deepEqual(
+    [...h.allowed].sort((a, b) => a - b),
+    all.filter((id) => !tokenizer.decode([id]).includes('\uFFFD')),
+  );
+  const masked = restrictTo(
+    Float32Array.from({ length: tokenizer.vocabSize }, (_, i) => i),
+    h.allowed,
+  );
   assert.equal(masked.filter((x) => x > -Infinity).length, h.allowed.length);
 });
 

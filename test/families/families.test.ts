@@ -65,7 +65,17 @@ const EXPECTED: Expected[] = [
     fimFamily: 'qwen2.5-coder',
     fileHeader: true,
     eos: '<|endoftext|>',
-    specials: ['<|endoftext|>', '<|im_start|>', '<|im_end|>', '<|fim_prefix|>', '<|fim_middle|>', '<|fim_suffix|>', '<|fim_pad|>', '<|repo_name|>', '<|file_sep|>'],
+    specials: [
+      '<|endoftext|>',
+      '<|im_start|>',
+      '<|im_end|>',
+      '<|fim_prefix|>',
+      '<|fim_middle|>',
+      '<|fim_suffix|>',
+      '<|fim_pad|>',
+      '<|repo_name|>',
+      '<|file_sep|>',
+    ],
   },
   {
     name: 'smollm2',
@@ -85,7 +95,21 @@ const EXPECTED: Expected[] = [
     fimFamily: 'starcoder',
     fileHeader: true,
     eos: '<|endoftext|>',
-    specials: ['<|endoftext|>', '<|im_start|>', '<|im_end|>', '<repo_name>', '<reponame>', '<file_sep>', '<filename>', '<gh_stars>', '<issue_start>', '<fim_prefix>', '<fim_middle>', '<fim_suffix>', '<fim_pad>'],
+    specials: [
+      '<|endoftext|>',
+      '<|im_start|>',
+      '<|im_end|>',
+      '<repo_name>',
+      '<reponame>',
+      '<file_sep>',
+      '<filename>',
+      '<gh_stars>',
+      '<issue_start>',
+      '<fim_prefix>',
+      '<fim_middle>',
+      '<fim_suffix>',
+      '<fim_pad>',
+    ],
   },
   {
     name: 'starcoder2',
@@ -139,9 +163,11 @@ interface FamilyReference {
 
 const loadReference = (dir: string) => loadSharedReference<FamilyReference>(dir);
 
-
 test('every family folder under test/fixtures/families is covered here', () => {
-  const dirs = fs.readdirSync(FAMILIES).filter((d) => fs.statSync(path.join(FAMILIES, d)).isDirectory()).sort();
+  const dirs = fs
+    .readdirSync(FAMILIES)
+    .filter((d) => fs.statSync(path.join(FAMILIES, d)).isDirectory())
+    .sort();
   assert.deepEqual(dirs, EXPECTED.map((e) => e.name).sort());
 });
 

@@ -24,11 +24,21 @@ function safetensors(header: string | Uint8Array, declaredLen: number | null, da
 const dtype = fc.constantFrom('F32', 'F16', 'BF16', 'I64', 'U8', 'F8_E4M3', 'x', '');
 const dim = fc.oneof(fc.integer({ min: 0, max: 6 }), fc.constantFrom(-1, 1.5, 2 ** 53, 1e300, '3'));
 const entry = fc.record(
-  { dtype: fc.oneof(dtype, fc.integer()), shape: fc.oneof(fc.array(dim, { maxLength: 3 }), fc.constant(null)), data_offsets: fc.oneof(fc.tuple(fc.integer({ min: -2, max: 80 }), fc.integer({ min: -2, max: 80 })), fc.array(fc.integer(), { maxLength: 3 }), fc.constant('0,4')) },
+  {
+    dtype: fc.oneof(dtype, fc.integer()),
+    shape: fc.oneof(fc.array(dim, { maxLength: 3 }), fc.constant(null)),
+    data_offsets: fc.oneof(
+      fc.tuple(fc.integer({ min: -2, max: 80 }), fc.integer({ min: -2, max: 80 })),
+      fc.array(fc.integer(), { maxLength: 3 }),
+      fc.constant('0,4'),
+    ),
+  },
   { requiredKeys: [] },
 );
 const header = fc.oneof(
-  fc.dictionary(fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('__metadata__', 'model.embed_tokens.weight', '__proto__')), entry, { maxKeys: 4 }).map((h) => JSON.stringify(h)),
+  fc
+    .dictionary(fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('__metadata__', 'model.embed_tokens.weight', '__proto__')), entry, { maxKeys: 4 })
+    .map((h) => JSON.stringify(h)),
   fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)),
   fc.string({ maxLength: 40 }),
 );
@@ -85,7 +95,10 @@ const config = fc.record(
     rms_norm_eps: value,
     hidden_act: fc.constantFrom('silu', 'gelu_pytorch_tanh', 'relu', 3),
     tie_word_embeddings: fc.oneof(fc.boolean(), fc.boolean(), value),
-    rope_scaling: fc.oneof(fc.constant(null), fc.record({ rope_type: fc.constantFrom('linear', 'llama3', 'yarn', 'default'), factor: value }, { requiredKeys: [] })),
+    rope_scaling: fc.oneof(
+      fc.constant(null),
+      fc.record({ rope_type: fc.constantFrom('linear', 'llama3', 'yarn', 'default'), factor: value }, { requiredKeys: [] }),
+    ),
   },
   { requiredKeys: ['model_type', 'hidden_size', 'num_attention_heads', 'intermediate_size', 'num_hidden_layers', 'vocab_size'] },
 );

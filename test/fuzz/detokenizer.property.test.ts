@@ -28,13 +28,15 @@ function stream(tok: TextTokenizer, ids: number[]): string[] {
 }
 
 // Text with many multi-byte characters: CJK, emoji (surrogate pairs), combining marks, mixed with code.
-const text = fc.array(
-  fc.oneof(
-    fc.string({ unit: 'grapheme', maxLength: 8 }),
-    fc.constantFrom('def f(x):\n', '    return x', ' ', '\n', '\t', 'é', '日本語', '👍🏽', '🧑‍💻', 'e\u0301', '\u00a0', '{}', '"\\n"'),
-  ),
-  { maxLength: 12 },
-).map((parts) => parts.join(''));
+const text = fc
+  .array(
+    fc.oneof(
+      fc.string({ unit: 'grapheme', maxLength: 8 }),
+      fc.constantFrom('def f(x):\n', '    return x', ' ', '\n', '\t', 'é', '日本語', '👍🏽', '🧑‍💻', 'e\u0301', '\u00a0', '{}', '"\\n"'),
+    ),
+    { maxLength: 12 },
+  )
+  .map((parts) => parts.join(''));
 
 for (const [name, tok] of tokenizers) {
   test(`${name}: streamed deltas of any text add up to it, and never hold half a character`, () => {

@@ -7,7 +7,11 @@ import { fuzzParams } from './fuzzParams';
 
 // Code-like text: lines of brackets, quotes, indentation and words, plus arbitrary unicode.
 const line = fc.oneof(
-  fc.array(fc.constantFrom('    ', '\t', 'if x:', 'return', ' ', '(', ')', '{', '}', '[', ']', '"', "'", '`', 'a', 'b1', '=', ';', ',', '#', '//', '\r'), { maxLength: 10 }).map((p) => p.join('')),
+  fc
+    .array(fc.constantFrom('    ', '\t', 'if x:', 'return', ' ', '(', ')', '{', '}', '[', ']', '"', "'", '`', 'a', 'b1', '=', ';', ',', '#', '//', '\r'), {
+      maxLength: 10,
+    })
+    .map((p) => p.join('')),
   fc.string({ unit: 'grapheme', maxLength: 20 }),
 );
 const lines = fc.array(line, { maxLength: 8 });

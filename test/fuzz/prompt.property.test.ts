@@ -20,7 +20,14 @@ for (const family of ['qwen2.5-coder', 'starcoder2', 'deepseek-coder', 'smollm2'
   const nfc = read(dir, 'tokenizer.json').normalizer?.type === 'NFC';
   // Document text made of the family's own special-token strings, their near misses, and anything else.
   const doc = fc
-    .array(fc.oneof(fc.constantFrom(...added), fc.constantFrom(...added).map((s) => s.slice(0, -1)), fc.string({ unit: 'grapheme', maxLength: 6 })), { maxLength: 10 })
+    .array(
+      fc.oneof(
+        fc.constantFrom(...added),
+        fc.constantFrom(...added).map((s) => s.slice(0, -1)),
+        fc.string({ unit: 'grapheme', maxLength: 6 }),
+      ),
+      { maxLength: 10 },
+    )
     .map((p) => p.join(''));
 
   test(`${family}: document text never encodes to an added token, and decodes back to itself (NFC where the tokenizer normalizes)`, () => {
@@ -35,7 +42,10 @@ for (const family of ['qwen2.5-coder', 'starcoder2', 'deepseek-coder', 'smollm2'
   });
 
   test(`${family}: in a parts prompt, the special tokens are exactly the {special} parts`, () => {
-    const part = fc.oneof(doc.map((t): PromptPart => ({ text: t })), fc.constantFrom(...added).map((s): PromptPart => ({ special: s })));
+    const part = fc.oneof(
+      doc.map((t): PromptPart => ({ text: t })),
+      fc.constantFrom(...added).map((s): PromptPart => ({ special: s })),
+    );
     fc.assert(
       fc.property(fc.array(part, { minLength: 1, maxLength: 8 }), (parts) => {
         const ids = tok.encodePrompt(parts).filter((id) => addedIds.has(id));
@@ -50,7 +60,10 @@ for (const family of ['qwen2.5-coder', 'starcoder2', 'deepseek-coder', 'smollm2'
 }
 
 test('boundPrompt keeps at most the limit, keeps every marker, and keeps the end of the text', () => {
-  const part = fc.oneof(fc.string({ maxLength: 60 }).map((t): PromptPart => ({ text: t })), fc.constantFrom('<a>', '<b>').map((s): PromptPart => ({ special: s })));
+  const part = fc.oneof(
+    fc.string({ maxLength: 60 }).map((t): PromptPart => ({ text: t })),
+    fc.constantFrom('<a>', '<b>').map((s): PromptPart => ({ special: s })),
+  );
   fc.assert(
     fc.property(fc.oneof(fc.string({ maxLength: 200 }), fc.array(part, { maxLength: 8 })), fc.integer({ min: 1, max: 150 }), (prompt, max) => {
       const { prompt: out, droppedChars } = boundPrompt(prompt, max);

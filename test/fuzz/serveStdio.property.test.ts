@@ -13,7 +13,11 @@ const small = fc.oneof(fc.integer({ min: -3, max: 6 }), fc.double(), fc.constant
 const request = fc.record(
   {
     id: fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.constant(null)),
-    prompt: fc.oneof(fc.string({ unit: 'grapheme', maxLength: 40 }), fc.constantFrom('<fim_prefix>a<fim_suffix>b<fim_middle>', '', '\u0000', 'def f(x):\n    return'), small),
+    prompt: fc.oneof(
+      fc.string({ unit: 'grapheme', maxLength: 40 }),
+      fc.constantFrom('<fim_prefix>a<fim_suffix>b<fim_middle>', '', '\u0000', 'def f(x):\n    return'),
+      small,
+    ),
     max_new_tokens: fc.oneof(fc.integer({ min: -2, max: 4 }), small),
     temperature: small,
     top_k: small,
@@ -86,16 +90,26 @@ test('serve-stdio answers every line of any input with one JSON response, in ord
   assert.equal(code, 0, err);
   // Lines that are blank after UTF-8 decoding get no answer (as documented); every other one gets exactly one.
   const expected = lines.filter((l) => l.toString('utf8').trim() !== '').length;
-  const responses = out.trim() === '' ? [] : out.trim().split('\n').map((l) => JSON.parse(l));
+  const responses =
+    out.trim() === ''
+      ? []
+      : out
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l));
   assert.equal(responses.length, expected);
   for (const r of responses) {
     assert.ok(typeof r === 'object' && r !== null && 'finish_reason' in r, JSON.stringify(r));
     if (r.finish_reason === 'error') assert.ok(typeof r.error === 'string' && r.error.length > 0 && !/\[object Object\]|undefined/.test(r.error), r.error);
   }
-  assert.ok(responses.some((r) => r.finish_reason !== 'error'), 'some requests were valid and answered');
+  assert.ok(
+    responses.some((r) => r.finish_reason !== 'error'),
+    'some requests were valid and answered',
+  );
   if (process.env.FUZZ_VERBOSE) {
     const kinds = new Map<string, number>();
-    for (const r of responses) kinds.set(`${r.finish_reason} ${String(r.error ?? '').slice(0, 50)}`, (kinds.get(`${r.finish_reason} ${String(r.error ?? '').slice(0, 50)}`) ?? 0) + 1);
+    for (const r of responses)
+      kinds.set(`${r.finish_reason} ${String(r.error ?? '').slice(0, 50)}`, (kinds.get(`${r.finish_reason} ${String(r.error ?? '').slice(0, 50)}`) ?? 0) + 1);
     console.log([...kinds].sort((a, b) => b[1] - a[1]));
   }
 });

@@ -27,7 +27,10 @@ test('converts in a child process, with progress and the result', async () => {
 
 test("the converter's error message comes back; a cancel kills the child", async () => {
   const empty = scratch();
-  await assert.rejects(childProcessConverter(CLI)({ from: empty, out: path.join(scratch(), 'model') }), (e: Error) => e instanceof ConverterProcessError && /config\.json/.test(e.message) && !/^ghostline:/.test(e.message));
+  await assert.rejects(
+    childProcessConverter(CLI)({ from: empty, out: path.join(scratch(), 'model') }),
+    (e: Error) => e instanceof ConverterProcessError && /config\.json/.test(e.message) && !/^ghostline:/.test(e.message),
+  );
   const ac = new AbortController();
   ac.abort();
   await assert.rejects(childProcessConverter(CLI)({ from: QWEN2, out: path.join(scratch(), 'model'), signal: ac.signal }), /cancelled/);
@@ -35,5 +38,8 @@ test("the converter's error message comes back; a cancel kills the child", async
   const p = childProcessConverter(CLI)({ from: QWEN2, out: path.join(scratch(), 'model'), signal: later.signal });
   setTimeout(() => later.abort(), 5);
   await assert.rejects(p, /cancelled/);
-  await assert.rejects(childProcessConverter(path.join(scratch(), 'no-such-cli.js'))({ from: QWEN2, out: path.join(scratch(), 'model') }), ConverterProcessError);
+  await assert.rejects(
+    childProcessConverter(path.join(scratch(), 'no-such-cli.js'))({ from: QWEN2, out: path.join(scratch(), 'model') }),
+    ConverterProcessError,
+  );
 });

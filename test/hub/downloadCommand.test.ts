@@ -166,7 +166,10 @@ test('registers ghostline.downloadModel and ghostline.setHubToken', () => {
 
 test('a recommended model: picked, downloaded with progress, then switched to', async () => {
   quickPick = (items) => {
-    assert.ok(items.some((i) => i.custom), 'offers a repo id');
+    assert.ok(
+      items.some((i) => i.custom),
+      'offers a repo id',
+    );
     return items.find((i) => i.repo === QWEN);
   };
   infoAnswer = 'Use Model';
@@ -177,7 +180,10 @@ test('a recommended model: picked, downloaded with progress, then switched to', 
   assert.equal(switched, dir);
   assert.deepEqual(calls.find((c) => c.fn === 'update' && c.args[0] === 'ghostline.modelPath')?.args, ['ghostline.modelPath', dir, 1]);
   assert.equal(settings.get('ghostline.modelFile'), undefined, 'the old modelFile is cleared');
-  assert.ok(progressMessages.some((m) => /kB \/ .*kB/.test(m)), progressMessages.join('\n'));
+  assert.ok(
+    progressMessages.some((m) => /kB \/ .*kB/.test(m)),
+    progressMessages.join('\n'),
+  );
   const items = cmd.installedModelItems(context);
   assert.equal(items.length, 1);
   assert.equal(items[0].dir, dir);
@@ -279,7 +285,10 @@ test('a checkpoint: downloaded, converted with progress, used, then its checkpoi
   assert.equal(dir, path.join(storage, 'models', 'Qwen--Qwen2.5-Coder-0.5B'));
   assert.equal(converted.length, 1);
   assert.equal(converted[0].from, path.join(storage, 'checkpoints', 'Qwen--Qwen2.5-Coder-0.5B'));
-  assert.ok(progressMessages.some((m) => /^Downloading · .*kB \/ .*kB/.test(m)), progressMessages.join('\n'));
+  assert.ok(
+    progressMessages.some((m) => /^Downloading · .*kB \/ .*kB/.test(m)),
+    progressMessages.join('\n'),
+  );
   assert.ok(progressMessages.includes('Converting · 50% · model.embed_tokens.weight'), progressMessages.join('\n'));
   assert.deepEqual(calls.find((c) => c.fn === 'update' && c.args[0] === 'ghostline.modelPath')?.args, ['ghostline.modelPath', dir, 1]);
   const prompt = calls.find((c) => c.fn === 'info' && String(c.args[1]).startsWith('Delete checkpoint'));
@@ -287,7 +296,10 @@ test('a checkpoint: downloaded, converted with progress, used, then its checkpoi
   assert.equal(prompt?.args[2], 'Keep');
   assert.ok(!fs.existsSync(path.join(storage, 'checkpoints', 'Qwen--Qwen2.5-Coder-0.5B')), 'checkpoint deleted');
   const items = cmd.installedModelItems(context);
-  assert.deepEqual(items.map((i) => i.dir), [dir]);
+  assert.deepEqual(
+    items.map((i) => i.dir),
+    [dir],
+  );
   assert.match(items[0].description ?? '', /^converted here, /);
 });
 

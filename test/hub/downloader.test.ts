@@ -105,7 +105,7 @@ test('resumes with Range after the connection drops mid-file', async () => {
   assert.ok(!fs.existsSync(`${file}.part`));
 });
 
-test('follows the hub\'s relative redirects for small files (resolve-cache)', async () => {
+test("follows the hub's relative redirects for small files (resolve-cache)", async () => {
   hub.resolveCache = true;
   const res = await downloadModel({ ...base(), repo: REPO, files: FILES });
   assert.deepEqual(fs.readFileSync(path.join(res.dir, 'config.json')), model['config.json']);
@@ -200,7 +200,12 @@ test('not enough disk space: nothing is written', async () => {
   assert.deepEqual(listFiles(storage), []);
   // With room it goes through, and the check counts the real sizes.
   let asked = '';
-  await downloadModel({ ...base(), repo: REPO, files: FILES, reserveBytes: 0, statfs: async (d) => {
+  await downloadModel({
+    ...base(),
+    repo: REPO,
+    files: FILES,
+    reserveBytes: 0,
+    statfs: async (d) => {
       asked = d;
       return { bavail: 1000, bsize: 4096 };
     },
@@ -302,11 +307,21 @@ test('a present file of the right size but other content fails its sha256 and is
   hub.log.length = 0;
   const logs: string[] = [];
   const phases: DownloadProgress['phase'][] = [];
-  const res = await downloadModel({ ...base(), repo: REPO, files: FILES, log: (m) => logs.push(m), progressIntervalMs: 0, onProgress: (p) => phases.push(p.phase) });
+  const res = await downloadModel({
+    ...base(),
+    repo: REPO,
+    files: FILES,
+    log: (m) => logs.push(m),
+    progressIntervalMs: 0,
+    onProgress: (p) => phases.push(p.phase),
+  });
   assert.equal(sha256(fs.readFileSync(final)), sha256(model[ONNX]));
   assert.equal(res.files.find((f) => f.path === ONNX)!.skipped, undefined);
   assert.ok(res.files.find((f) => f.path === 'tokenizer.json')!.skipped, 'an intact file is still skipped');
-  assert.ok(logs.some((m) => /^onnx\/model_quantized\.onnx: the file already present does not match its SHA-256 .*downloading it again/.test(m)), logs.join('\n'));
+  assert.ok(
+    logs.some((m) => /^onnx\/model_quantized\.onnx: the file already present does not match its SHA-256 .*downloading it again/.test(m)),
+    logs.join('\n'),
+  );
   assert.ok(phases.includes('verify'));
   const gets = hub.log.filter((r) => r.method === 'GET').map((r) => decodeURIComponent(r.url));
   assert.ok(gets.length > 0 && gets.every((u) => u.includes(ONNX)), `only the bad file is fetched: ${gets.join(', ')}`);
@@ -342,7 +357,9 @@ test('unsafe file paths are refused before any request, with a message naming th
   assert.deepEqual(listFiles(storage), []);
 });
 
-test('a symlink planted at <file>.part, at the file or at its folder is removed, never written through', { skip: process.platform === 'win32' && 'symlinks need privileges on Windows' }, async () => {
+test('a symlink planted at <file>.part, at the file or at its folder is removed, never written through', {
+  skip: process.platform === 'win32' && 'symlinks need privileges on Windows',
+}, async () => {
   const dir = modelDir(storage, REPO);
   fs.mkdirSync(path.join(dir, 'onnx'), { recursive: true });
   const rc = path.join(storage, 'bashrc');

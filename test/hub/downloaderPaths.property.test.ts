@@ -14,7 +14,28 @@ const params = fuzzParams(2000);
 
 // Paths built from the pieces that matter, joined by "/" or "\", plus arbitrary unicode and binary strings.
 const piece = fc.oneof(
-  fc.constantFrom('..', '.', '', '...', '. ', '.. ', ' ', 'a', 'model.onnx', 'C:', 'c:', '\0', '\n', '\u0085', '\u2024', '\uff0e\uff0e', '~', '%2e%2e', '\\', '/'),
+  fc.constantFrom(
+    '..',
+    '.',
+    '',
+    '...',
+    '. ',
+    '.. ',
+    ' ',
+    'a',
+    'model.onnx',
+    'C:',
+    'c:',
+    '\0',
+    '\n',
+    '\u0085',
+    '\u2024',
+    '\uff0e\uff0e',
+    '~',
+    '%2e%2e',
+    '\\',
+    '/',
+  ),
   fc.string({ unit: 'grapheme', maxLength: 6 }),
 );
 const repoPath = fc.oneof(
@@ -25,7 +46,14 @@ const repoPath = fc.oneof(
 
 function strictlyInside(p: path.PlatformPath, dir: string, rel: string): boolean {
   const r = p.resolve(dir, rel);
-  return r !== dir && r.startsWith(dir + p.sep) && p.relative(dir, r).split(p.sep).every((s) => s !== '..' && s !== '');
+  return (
+    r !== dir &&
+    r.startsWith(dir + p.sep) &&
+    p
+      .relative(dir, r)
+      .split(p.sep)
+      .every((s) => s !== '..' && s !== '')
+  );
 }
 
 test('repo path check: never throws; an accepted path resolves strictly inside the folder (posix and win32)', () => {
@@ -83,7 +111,10 @@ test('size headers (Content-Length, X-Linked-Size): never throw, never a negativ
     }),
     params,
   );
-  fc.assert(fc.property(fc.maxSafeNat(), (n) => assert.equal(parseSize(String(n)), n)), params);
+  fc.assert(
+    fc.property(fc.maxSafeNat(), (n) => assert.equal(parseSize(String(n)), n)),
+    params,
+  );
 });
 
 test('Content-Range: never throws; a parsed range is consistent (start <= end < total)', () => {

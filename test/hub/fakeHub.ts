@@ -119,7 +119,7 @@ export async function startFakeHub(repos: Record<string, FakeRepo> = {}, lfsThre
   const dropped = new Set<string>();
   // Headers and body for `unsized` / `extra`: no Content-Length, chunked, extra bytes appended.
   const shape = (file: string, method: string, headers: http.OutgoingHttpHeaders, body: Buffer): Buffer => {
-    const extra = method === 'HEAD' ? 0 : hub.extra.get(file) ?? 0;
+    const extra = method === 'HEAD' ? 0 : (hub.extra.get(file) ?? 0);
     if (hub.unsized.has(file) || extra > 0) {
       delete headers['content-length'];
       headers['transfer-encoding'] = 'chunked';
@@ -215,7 +215,9 @@ export async function startFakeHub(repos: Record<string, FakeRepo> = {}, lfsThre
     const isLfs = (f: string) => repo.files[f].length >= lfsThreshold || (repo.lfs ?? []).includes(f);
     if (api) {
       const siblings = Object.keys(repo.files).map((f) =>
-        isLfs(f) ? { rfilename: f, size: repo.files[f].length, lfs: { sha256: sha256(repo.files[f]), size: repo.files[f].length } } : { rfilename: f, size: repo.files[f].length },
+        isLfs(f)
+          ? { rfilename: f, size: repo.files[f].length, lfs: { sha256: sha256(repo.files[f]), size: repo.files[f].length } }
+          : { rfilename: f, size: repo.files[f].length },
       );
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: repoId, sha: COMMIT, siblings }));
       return;
@@ -329,11 +331,15 @@ function fakeSafetensors(name: string, floats: number, seed = 1): Buffer {
  * converter. `shards` > 0: the weights split into that many shards named by model.safetensors.index.json;
  * `weightMap` replaces the index's weight_map (bad shard paths).
  */
-export function fakeCheckpointFiles(opts: { shards?: number; floats?: number; seed?: number; weightMap?: Record<string, string> } = {}): Record<string, Buffer> {
+export function fakeCheckpointFiles(
+  opts: { shards?: number; floats?: number; seed?: number; weightMap?: Record<string, string> } = {},
+): Record<string, Buffer> {
   const floats = opts.floats ?? 20_000;
   const seed = opts.seed ?? 11;
   const files: Record<string, Buffer> = {
-    'config.json': Buffer.from(JSON.stringify({ model_type: 'qwen2', architectures: ['Qwen2ForCausalLM'], hidden_size: 64, num_hidden_layers: 2, torch_dtype: 'bfloat16' })),
+    'config.json': Buffer.from(
+      JSON.stringify({ model_type: 'qwen2', architectures: ['Qwen2ForCausalLM'], hidden_size: 64, num_hidden_layers: 2, torch_dtype: 'bfloat16' }),
+    ),
     'generation_config.json': Buffer.from(JSON.stringify({ eos_token_id: 0 })),
     'tokenizer.json': Buffer.from(JSON.stringify({ version: '1.0', model: { type: 'BPE', vocab: { a: 0 }, merges: [] }, pad: 'x'.repeat(2000) })),
     'tokenizer_config.json': Buffer.from(JSON.stringify({ eos_token: '<eos>' })),

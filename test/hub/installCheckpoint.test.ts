@@ -75,7 +75,10 @@ function fakeConverter(during?: (o: ConvertOptions) => void | Promise<void>): Fa
 
 function filesUnder(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
-  return (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => fs.statSync(path.join(dir, f)).isFile()).map((f) => f.split(path.sep).join('/')).sort();
+  return (fs.readdirSync(dir, { recursive: true }) as string[])
+    .filter((f) => fs.statSync(path.join(dir, f)).isFile())
+    .map((f) => f.split(path.sep).join('/'))
+    .sort();
 }
 
 async function rejects<T extends Error>(p: Promise<unknown>, cls: new (...a: never[]) => T, re: RegExp): Promise<T> {
@@ -114,7 +117,10 @@ test('a single-file checkpoint: downloaded apart, converted, only the converted 
   assert.equal(res.checkpointDir, ck);
   assert.ok(res.checkpointBytes > 80_000);
   const installed = listInstalledModels(storage);
-  assert.deepEqual(installed.map((m) => [m.repo, m.dir, m.onnxFiles, m.converted]), [[SINGLE, res.dir, ['onnx/model_q4.onnx'], true]]);
+  assert.deepEqual(
+    installed.map((m) => [m.repo, m.dir, m.onnxFiles, m.converted]),
+    [[SINGLE, res.dir, ['onnx/model_q4.onnx'], true]],
+  );
   assert.deepEqual(filesUnder(res.dir), [
     'config.json',
     'generation_config.json',
@@ -129,7 +135,10 @@ test('a single-file checkpoint: downloaded apart, converted, only the converted 
   assert.deepEqual(manifest.converted, { from: 'safetensors', quant: 'q4', modelType: 'qwen2', seconds: 0.1 });
   assert.deepEqual(listPartialDownloads(storage), [], 'the checkpoint is not a partial model download');
   assert.ok(!fs.existsSync(convertingDir(storage, SINGLE)), 'scratch folder removed');
-  assert.deepEqual(listCheckpoints(storage).map((c) => [c.repo, c.complete]), [[SINGLE, true]]);
+  assert.deepEqual(
+    listCheckpoints(storage).map((c) => [c.repo, c.complete]),
+    [[SINGLE, true]],
+  );
 
   // Stages in order: the file list, the weights, the conversion.
   const order = stages.filter((s, i) => s !== stages[i - 1]);
@@ -173,7 +182,9 @@ test('a sharded checkpoint: the shard names come from the index, other files are
 test('shard names from an index: sorted, deduplicated, paths outside the repo refused', () => {
   const idx = (m: Record<string, unknown>) => JSON.stringify({ weight_map: m });
   assert.deepEqual(
-    shardNamesFromIndex(idx({ a: 'model-00010-of-00010.safetensors', b: 'model-00002-of-00010.safetensors', c: 'model-00002-of-00010.safetensors', d: 'sub/w.safetensors' })),
+    shardNamesFromIndex(
+      idx({ a: 'model-00010-of-00010.safetensors', b: 'model-00002-of-00010.safetensors', c: 'model-00002-of-00010.safetensors', d: 'sub/w.safetensors' }),
+    ),
     ['model-00002-of-00010.safetensors', 'model-00010-of-00010.safetensors', 'sub/w.safetensors'],
   );
   for (const [bad, why] of [
@@ -185,7 +196,11 @@ test('shard names from an index: sorted, deduplicated, paths outside the repo re
     ['x.bin', /not a \.safetensors file/],
     ['', /empty/],
   ] as const) {
-    assert.throws(() => shardNamesFromIndex(idx({ w: bad }), 'acme/x'), (e: Error) => e instanceof ShardIndexError && why.test(e.message) && e.message.includes('acme/x'), bad);
+    assert.throws(
+      () => shardNamesFromIndex(idx({ w: bad }), 'acme/x'),
+      (e: Error) => e instanceof ShardIndexError && why.test(e.message) && e.message.includes('acme/x'),
+      bad,
+    );
   }
   assert.throws(() => shardNamesFromIndex('{', 'acme/x'), /not valid JSON/);
   assert.throws(() => shardNamesFromIndex('{"metadata":{}}'), /no "weight_map"/);
@@ -209,7 +224,11 @@ test('an index naming "../x" or an absolute path: a clear error before any shard
 
 test('a repo without safetensors weights gets the clear message', async () => {
   const conv = fakeConverter();
-  const e = await rejects(installCheckpoint({ ...base(), repo: PT_ONLY, convert: conv.convert }), HubError, /this repo has no safetensors weights; Ghostline converts only safetensors/);
+  const e = await rejects(
+    installCheckpoint({ ...base(), repo: PT_ONLY, convert: conv.convert }),
+    HubError,
+    /this repo has no safetensors weights; Ghostline converts only safetensors/,
+  );
   assert.ok(e.message.includes(NO_SAFETENSORS));
   assert.equal(e.kind, 'not_found');
   assert.equal(e.details.code, 'NoSafetensors');
@@ -243,30 +262,50 @@ test('cancel during the download: nothing listed; the next run resumes and conve
   assert.equal(err.kind, 'cancelled');
   assert.equal(conv.calls.length, 0);
   assertNothingListed();
-  assert.deepEqual(listCheckpoints(storage).map((c) => [c.repo, c.complete]), [[BIG, false]]);
+  assert.deepEqual(
+    listCheckpoints(storage).map((c) => [c.repo, c.complete]),
+    [[BIG, false]],
+  );
   assert.ok(fs.existsSync(path.join(checkpointDir(storage, BIG), 'model.safetensors.part')));
 
   hub.throttle = undefined;
   hub.log.length = 0;
   const res = await installCheckpoint({ ...base(), repo: BIG, convert: conv.convert });
-  assert.ok(hub.log.some((r) => r.server === 'cdn' && /^bytes=[1-9]\d*-$/.test(String(r.headers.range))), 'resumed with a Range request');
-  assert.deepEqual(listInstalledModels(storage).map((m) => m.dir), [res.dir]);
+  assert.ok(
+    hub.log.some((r) => r.server === 'cdn' && /^bytes=[1-9]\d*-$/.test(String(r.headers.range))),
+    'resumed with a Range request',
+  );
+  assert.deepEqual(
+    listInstalledModels(storage).map((m) => m.dir),
+    [res.dir],
+  );
 });
 
 test('a failed or cancelled conversion leaves nothing listed and keeps the checkpoint', async () => {
   const failing = fakeConverter(() => {
     throw new Error('unsupported model_type "mamba"');
   });
-  const e = await rejects(installCheckpoint({ ...base(), repo: SINGLE, convert: failing.convert }), ConvertFailedError, /Converting acme\/coder-base failed: unsupported model_type "mamba"\. The checkpoint is kept/);
+  const e = await rejects(
+    installCheckpoint({ ...base(), repo: SINGLE, convert: failing.convert }),
+    ConvertFailedError,
+    /Converting acme\/coder-base failed: unsupported model_type "mamba"\. The checkpoint is kept/,
+  );
   assert.equal(e.checkpointDir, checkpointDir(storage, SINGLE));
   assertNothingListed();
   assert.ok(!fs.existsSync(convertingDir(storage, SINGLE)));
-  assert.deepEqual(listCheckpoints(storage).map((c) => c.complete), [true]);
+  assert.deepEqual(
+    listCheckpoints(storage).map((c) => c.complete),
+    [true],
+  );
 
   const ac = new AbortController();
   const cancelled = fakeConverter(() => ac.abort()); // a converter that finishes anyway: the result is still dropped
   hub.log.length = 0;
-  const c = await rejects(installCheckpoint({ ...base(), repo: SINGLE, convert: cancelled.convert, signal: ac.signal }), HubError, /Conversion of acme\/coder-base cancelled/);
+  const c = await rejects(
+    installCheckpoint({ ...base(), repo: SINGLE, convert: cancelled.convert, signal: ac.signal }),
+    HubError,
+    /Conversion of acme\/coder-base cancelled/,
+  );
   assert.equal(c.details.code, 'ConvertCancelled');
   assert.ok(!hub.log.some((r) => r.server === 'cdn' && r.method === 'GET'), 'the kept checkpoint was not downloaded again');
   assertNothingListed();
@@ -280,14 +319,23 @@ for (const [fixture, how] of [
   ['llama', 'in process'],
 ] as const) {
   test(`end to end with the real converter (${how}): the ${fixture} fixture checkpoint becomes a listed q4 model`, async () => {
-    const convertCheckpoint = how === 'child process' ? childProcessConverter(path.join(ROOT, 'out', 'src', 'cli', 'main.js')) : (await import('../../src/converter/convert')).convertCheckpoint;
+    const convertCheckpoint =
+      how === 'child process'
+        ? childProcessConverter(path.join(ROOT, 'out', 'src', 'cli', 'main.js'))
+        : (await import('../../src/converter/convert')).convertCheckpoint;
     const dir = path.join(FIXTURES, fixture);
     const repo = `acme/${fixture}-fixture`;
     hub.repos.set(repo, { files: filesFromFolder(dir) });
     const res = await installCheckpoint({ ...base(), repo, convert: convertCheckpoint });
     const sharded = fs.existsSync(path.join(dir, 'model.safetensors.index.json'));
     const weights = filesUnder(checkpointDir(storage, repo)).filter((f) => f.endsWith('.safetensors'));
-    assert.deepEqual(weights, Object.keys(filesFromFolder(dir)).filter((f) => f.endsWith('.safetensors')).sort(), sharded ? 'every shard of the index' : 'the single file');
+    assert.deepEqual(
+      weights,
+      Object.keys(filesFromFolder(dir))
+        .filter((f) => f.endsWith('.safetensors'))
+        .sort(),
+      sharded ? 'every shard of the index' : 'the single file',
+    );
     const [m] = listInstalledModels(storage);
     assert.equal(m.dir, res.dir);
     assert.ok(m.onnxFiles.includes('onnx/model_q4.onnx'), m.onnxFiles.join(', '));

@@ -19,7 +19,11 @@ test('recommended models are well formed', () => {
     assert.ok(m.revision === 'main' || /^[0-9a-f]{40}$/.test(m.revision), m.revision);
     const paths = m.files.map((f) => f.path);
     for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) assert.ok(paths.includes(f), `${m.repo} ${f}`);
-    if (m.kind === 'onnx') assert.ok(paths.some((p) => p.endsWith('.onnx')), m.repo);
+    if (m.kind === 'onnx')
+      assert.ok(
+        paths.some((p) => p.endsWith('.onnx')),
+        m.repo,
+      );
     else {
       // A checkpoint fetches its small files and the optional index first; the weights are resolved then.
       assert.ok(!paths.some((p) => p.endsWith('.onnx') || p.endsWith('.safetensors')), m.repo);
@@ -35,7 +39,14 @@ test('checkpoints come first in the list, the ONNX exports after them', () => {
   assert.ok(firstOnnx > 0 && kinds.slice(0, firstOnnx).every((k) => k === 'checkpoint') && kinds.slice(firstOnnx).every((k) => k === 'onnx'), kinds.join(','));
   assert.deepEqual(
     RECOMMENDED_MODELS.filter((m) => m.kind === 'checkpoint').map((m) => m.repo),
-    ['Qwen/Qwen2.5-Coder-0.5B', 'Qwen/Qwen2.5-Coder-1.5B', 'HuggingFaceTB/SmolLM2-135M', 'HuggingFaceTB/SmolLM2-360M', 'deepseek-ai/deepseek-coder-1.3b-base', 'bigcode/starcoder2-3b'],
+    [
+      'Qwen/Qwen2.5-Coder-0.5B',
+      'Qwen/Qwen2.5-Coder-1.5B',
+      'HuggingFaceTB/SmolLM2-135M',
+      'HuggingFaceTB/SmolLM2-360M',
+      'deepseek-ai/deepseek-coder-1.3b-base',
+      'bigcode/starcoder2-3b',
+    ],
   );
   assert.match(findRecommended('deepseek-ai/deepseek-coder-1.3b-base')!.license, /DeepSeek/);
   assert.equal(findRecommended('deepseek-ai/deepseek-coder-1.3b-base')!.verified, 'unverified');
@@ -112,8 +123,14 @@ test('installed models: complete folders only, with sizes', () => {
   for (const tmp of ['acme--good.tmp', 'acme--good.tmp-1234', 'acme--good.partial', 'acme--good~', '.acme--good']) mk(tmp, whole);
   for (const other of ['../checkpoints/acme--ckpt', '../converting/acme--ckpt/model']) mk(other, whole);
   const installed = listInstalledModels(storage);
-  assert.deepEqual(installed.map((m) => [m.repo, m.sizeBytes, m.onnxFiles]), [['acme/good', 1530, ['onnx/model_q4.onnx']]]);
-  assert.deepEqual(listPartialDownloads(storage).map((m) => m.repo), ['acme/nomodel', 'acme/partial']);
+  assert.deepEqual(
+    installed.map((m) => [m.repo, m.sizeBytes, m.onnxFiles]),
+    [['acme/good', 1530, ['onnx/model_q4.onnx']]],
+  );
+  assert.deepEqual(
+    listPartialDownloads(storage).map((m) => m.repo),
+    ['acme/nomodel', 'acme/partial'],
+  );
   assert.deepEqual(listInstalledModels(path.join(storage, 'missing')), []);
   assert.throws(() => removeInstalledModel(storage, os.tmpdir()), /not a downloaded model/);
   removeInstalledModel(storage, installed[0].dir);

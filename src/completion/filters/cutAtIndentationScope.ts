@@ -21,7 +21,10 @@ export const cutAtIndentationScope: CompletionFilter = (text, ctx) => {
     const ind = indentOf(line);
     if (ind < base || (opensBlock && ind === base)) {
       const keepCloser = ind === base && opensBlock && CLOSER_LINE.test(line);
-      return lines.slice(0, keepCloser ? i + 1 : i).join('\n').trimEnd();
+      return lines
+        .slice(0, keepCloser ? i + 1 : i)
+        .join('\n')
+        .trimEnd();
     }
   }
   return text;

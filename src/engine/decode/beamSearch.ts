@@ -101,7 +101,10 @@ export async function beamSearch(input: BeamSearchInput): Promise<Sequence[]> {
       reason = 'length';
       break;
     }
-    logits = await stepper.step(beams.map((b) => b.tokens[b.tokens.length - 1]), parents);
+    logits = await stepper.step(
+      beams.map((b) => b.tokens[b.tokens.length - 1]),
+      parents,
+    );
   }
 
   const live: Hypothesis[] = beams.map((b) => ({ ...b, text: endText(b.tokens).text, finishReason: reason }));

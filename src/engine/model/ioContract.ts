@@ -66,10 +66,13 @@ export function readIoContract(
   const pastDims = dims(pastMeta);
   const heads = num(config.num_attention_heads);
   const hidden = num(config.hidden_size);
-  const kvHeads = typeof pastDims[1] === 'number' ? pastDims[1] : num(config.num_key_value_heads) ?? heads;
-  const headDim = typeof pastDims[3] === 'number' ? pastDims[3] : num(config.head_dim) ?? (hidden && heads ? hidden / heads : undefined);
+  const kvHeads = typeof pastDims[1] === 'number' ? pastDims[1] : (num(config.num_key_value_heads) ?? heads);
+  const headDim = typeof pastDims[3] === 'number' ? pastDims[3] : (num(config.head_dim) ?? (hidden && heads ? hidden / heads : undefined));
   if (!kvHeads || !headDim) {
-    throw new ModelFolderError(file, 'cannot tell the KV head count and head size: the graph leaves them symbolic and config.json lacks num_key_value_heads / head_dim');
+    throw new ModelFolderError(
+      file,
+      'cannot tell the KV head count and head size: the graph leaves them symbolic and config.json lacks num_key_value_heads / head_dim',
+    );
   }
   const logitsDims = dims(logitsMeta);
   const vocab = typeof logitsDims[2] === 'number' ? logitsDims[2] : num(config.vocab_size);
@@ -100,14 +103,16 @@ function readLeanContract(session: Parameters<typeof readIoContract>[0], config:
   let layers = 0;
   while (inputs.has(leanNames.cacheKey(layers))) layers++;
   const declared = config.num_hidden_layers;
-  if (typeof declared === 'number' && declared !== layers) throw new ModelFolderError(file, `has ${layers} layers of KV cache but config.json says num_hidden_layers = ${declared}`);
+  if (typeof declared === 'number' && declared !== layers)
+    throw new ModelFolderError(file, `has ${layers} layers of KV cache but config.json says num_hidden_layers = ${declared}`);
   const shape = (list: readonly Meta[] | undefined, name: string) => {
     const m = list?.find((x) => x.name === name);
     return m?.isTensor ? m.shape : [];
   };
   const [, kvHeads, headDim] = shape(session.inputMetadata, leanNames.cacheKey(0));
   const vocab = shape(session.outputMetadata, leanNames.logits)[2];
-  if (typeof kvHeads !== 'number' || typeof headDim !== 'number' || typeof vocab !== 'number') throw bad('declares no fixed KV head count, head size or vocabulary');
+  if (typeof kvHeads !== 'number' || typeof headDim !== 'number' || typeof vocab !== 'number')
+    throw bad('declares no fixed KV head count, head size or vocabulary');
   return {
     kind: 'lean',
     layers,

@@ -84,7 +84,10 @@ export function pickOnnxFile(dir: string, requested?: string): string {
   for (const sub of ['onnx', '.']) {
     const d = path.join(dir, sub);
     if (!fs.existsSync(d)) continue;
-    const other = fs.readdirSync(d).filter((f) => f.endsWith('.onnx')).sort();
+    const other = fs
+      .readdirSync(d)
+      .filter((f) => f.endsWith('.onnx'))
+      .sort();
     if (other.length > 0) return path.join(d, other[0]);
   }
   throw new ModelFolderError(path.join(dir, 'onnx'), 'no .onnx model file in the folder or its onnx/ subfolder');

@@ -54,17 +54,17 @@ export const DEFAULT_DECODE_OPTIONS: Readonly<DecodeOptions> = Object.freeze(
 
 /** [min, max, integer] of each numeric option. */
 const LIMITS: ReadonlyMap<string, readonly [number, number, boolean]> = new Map(
-  DECODE_TABLE.filter((r) => r.type === 'integer' || r.type === 'number').map((r) => [r.key, [r.min ?? -Infinity, r.max ?? Infinity, r.type === 'integer'] as const]),
+  DECODE_TABLE.filter((r) => r.type === 'integer' || r.type === 'number').map((r) => [
+    r.key,
+    [r.min ?? -Infinity, r.max ?? Infinity, r.type === 'integer'] as const,
+  ]),
 );
 
 /**
  * Merges a partial set of options over the defaults and rejects values that make no sense,
  * naming the option. The engine never guesses what an absurd value meant.
  */
-export function resolveDecodeOptions(
-  partial: Partial<DecodeOptions> = {},
-  nameOf: (key: keyof DecodeOptions) => string = (k) => k,
-): DecodeOptions {
+export function resolveDecodeOptions(partial: Partial<DecodeOptions> = {}, nameOf: (key: keyof DecodeOptions) => string = (k) => k): DecodeOptions {
   const out: DecodeOptions = { ...DEFAULT_DECODE_OPTIONS, stop: [...DEFAULT_DECODE_OPTIONS.stop] };
   for (const [key, value] of Object.entries(partial) as [keyof DecodeOptions, unknown][]) {
     if (value === undefined) continue;
@@ -91,9 +91,7 @@ export function resolveDecodeOptions(
     (out as unknown as Record<string, number>)[key] = value;
   }
   if (out.numBeams > 1 && out.numReturnSequences > out.numBeams) {
-    throw new RequestError(
-      `${nameOf('numReturnSequences')} (${out.numReturnSequences}) must not exceed ${nameOf('numBeams')} (${out.numBeams})`,
-    );
+    throw new RequestError(`${nameOf('numReturnSequences')} (${out.numReturnSequences}) must not exceed ${nameOf('numBeams')} (${out.numBeams})`);
   }
   return out;
 }

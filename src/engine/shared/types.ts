@@ -1,4 +1,3 @@
-
 import type { FinishReason } from '../decode/stopping';
 
 export type { FinishReason };

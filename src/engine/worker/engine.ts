@@ -179,7 +179,8 @@ export class Engine {
     const notices: string[] = [];
     // Tokenizing is synchronous and cannot be cancelled: never tokenize far more text than the context holds.
     const bounded = boundPrompt(input, ctx * MAX_CHARS_PER_TOKEN);
-    if (bounded.droppedChars > 0) notices.push(`the prompt's first ${bounded.droppedChars} characters were dropped before tokenizing (the model's context is ${ctx} tokens)`);
+    if (bounded.droppedChars > 0)
+      notices.push(`the prompt's first ${bounded.droppedChars} characters were dropped before tokenizing (the model's context is ${ctx} tokens)`);
     let tokens = this.tokenizer.encodePrompt(bounded.prompt);
     if (tokens.length === 0) throw new RequestError('prompt encodes to no tokens');
     // Keep room to generate: drop the oldest prompt tokens rather than fail.
@@ -206,7 +207,13 @@ export class Engine {
   }
 
   /** Beam search (n-best) from the prompt's logits; the batch-1 prompt cache is kept for the next request. */
-  private async decodeBeams(firstLogits: Float32Array, opts: DecodeOptions, stopIds: Set<number>, hooks: GenerateHooks, startedAt: number): Promise<Sequence[]> {
+  private async decodeBeams(
+    firstLogits: Float32Array,
+    opts: DecodeOptions,
+    stopIds: Set<number>,
+    hooks: GenerateHooks,
+    startedAt: number,
+  ): Promise<Sequence[]> {
     const ctx = this.info.contextLength;
     const promptCache = this.cache;
     let beamCache = promptCache;
@@ -341,7 +348,10 @@ function checkFilesAgree(folder: ModelFolder, tokenizer: TextTokenizer, columns:
     throw new ModelFolderError(tokFile, `the tokenizer has ${tokenizer.vocabSize} tokens but the model's logits have only ${columns} columns`);
   }
   if (columns - tokenizer.vocabSize > maxPadding(columns)) {
-    throw new ModelFolderError(tokFile, `the tokenizer has ${tokenizer.vocabSize} tokens but the model's logits have ${columns} columns: they belong to different models`);
+    throw new ModelFolderError(
+      tokFile,
+      `the tokenizer has ${tokenizer.vocabSize} tokens but the model's logits have ${columns} columns: they belong to different models`,
+    );
   }
   const declared = folder.config.vocab_size;
   if (typeof declared === 'number' && declared !== columns) {

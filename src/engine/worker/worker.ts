@@ -27,8 +27,7 @@ let engine: Engine | null = null;
 /** Generations received and not answered; `started` once the engine runs them (they queue one at a time). */
 const running = new Map<number, { ac: AbortController; started: boolean }>();
 const send = (msg: FromWorker) => port.postMessage(msg);
-const fail = (id: number, err: unknown) =>
-  send({ type: 'error', id, message: errorMessage(err), name: err instanceof Error ? err.name : 'Error' });
+const fail = (id: number, err: unknown) => send({ type: 'error', id, message: errorMessage(err), name: err instanceof Error ? err.name : 'Error' });
 
 port.on('message', (msg: ToWorker) => {
   switch (msg.type) {
@@ -63,7 +62,12 @@ port.on('message', (msg: ToWorker) => {
       send({
         type: 'stats',
         id: msg.id,
-        stats: { pid: process.pid, rssBytes: process.memoryUsage().rss, heapUsedBytes: process.memoryUsage().heapUsed, cachedTokens: engine?.cachedTokens ?? 0 },
+        stats: {
+          pid: process.pid,
+          rssBytes: process.memoryUsage().rss,
+          heapUsedBytes: process.memoryUsage().heapUsed,
+          cachedTokens: engine?.cachedTokens ?? 0,
+        },
       });
       return;
     case 'shutdown':

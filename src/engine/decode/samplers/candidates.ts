@@ -24,7 +24,8 @@ export class Candidates {
   /** Loads a full row of logits (length >= capacity is cut to capacity). */
   reset(row: ArrayLike<number>): this {
     const n = Math.min(this.capacity, row.length);
-    if (row instanceof Float32Array) this.logits.set(row.subarray(0, n)); // a memcpy: rows are 150k wide
+    if (row instanceof Float32Array)
+      this.logits.set(row.subarray(0, n)); // a memcpy: rows are 150k wide
     else for (let i = 0; i < n; i++) this.logits[i] = row[i];
     if (!this.identity || this.size < n) for (let i = 0; i < n; i++) this.ids[i] = i;
     this.size = n;
