@@ -5,6 +5,7 @@ const esbuild = require('esbuild');
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
 
+/** @type {import('esbuild').BuildOptions} */
 const common = {
   bundle: true,
   platform: 'node',
@@ -16,6 +17,7 @@ const common = {
   logLevel: 'warning',
 };
 
+/** @type {import('esbuild').BuildOptions[]} */
 const entries = [
   { entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
   { entryPoints: ['src/engine/worker/worker.ts'], outfile: 'dist/worker.js' },

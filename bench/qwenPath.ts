@@ -3,6 +3,7 @@
 // converted graph against llama.cpp on a Q4_0 GGUF of the same checkpoint (the same 4-bit codes) and
 // transformers.js on torch.onnx's q4 graph of the same weights, interleaved; bandwidth and the typing replay
 // on the converted graph. bench/README.md explains every number.
+import { pythonTool } from './pythonTool';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -94,7 +95,7 @@ export function ensureQwenCheckpoint(root: string, log: (s: string) => void): st
   if (fs.existsSync(st) && fs.existsSync(path.join(dir, 'config.json')) && fs.statSync(st).mtimeMs > fs.statSync(script).mtimeMs) return dir;
   log(`generating ${dir}`);
   fs.mkdirSync(BENCH_CACHE, { recursive: true });
-  run(PYTHON, [script, '--out', dir, '--shape', 'qwen2.5-coder-0.5b', '--seed', String(SEED)], 'make_random_checkpoint.py');
+  run(PYTHON, pythonTool(root, script, ['--out', dir, '--shape', 'qwen2.5-coder-0.5b', '--seed', String(SEED)]), 'make_random_checkpoint.py');
   return dir;
 }
 
@@ -102,7 +103,12 @@ export function ensureQwenCheckpoint(root: string, log: (s: string) => void): st
 export function ensureQ4Gguf(root: string, checkpoint: string, log: (s: string) => void): string {
   const out = path.join(BENCH_CACHE, `${path.basename(path.resolve(checkpoint))}-q4_0.gguf`);
   const script = path.join(root, 'tools', 'model', 'export_gguf.py');
-  const inputs = [script, path.join(checkpoint, 'config.json'), path.join(checkpoint, 'tokenizer.json')].concat(
+  const inputs = [
+    script,
+    path.join(root, 'tools', 'model', 'safetensors_io.py'),
+    path.join(checkpoint, 'config.json'),
+    path.join(checkpoint, 'tokenizer.json'),
+  ].concat(
     fs
       .readdirSync(checkpoint)
       .filter((f) => f.endsWith('.safetensors'))
@@ -110,7 +116,7 @@ export function ensureQ4Gguf(root: string, checkpoint: string, log: (s: string) 
   );
   if (fs.existsSync(out) && inputs.every((f) => fs.statSync(out).mtimeMs > fs.statSync(f).mtimeMs)) return out;
   log(`exporting ${out}`);
-  run(PYTHON, [script, checkpoint, out, '--q4_0'], 'export_gguf.py');
+  run(PYTHON, pythonTool(root, script, [checkpoint, out, '--q4_0']), 'export_gguf.py');
   return out;
 }
 
@@ -185,10 +191,8 @@ export async function qwenPath(o: QwenPathOptions): Promise<QwenPathResult> {
     try {
       gguf = ensureQ4Gguf(o.root, checkpoint, o.log);
       o.log('comparing the GGUF Q4_0 codes with the converted graph');
-      const r = spawnSync(PYTHON, [path.join(o.root, 'tools', 'model', 'export_gguf.py'), '--compare-codes', gguf, onnxFile], {
-        encoding: 'utf8',
-        env: { ...process.env, OMP_NUM_THREADS: '1' },
-      });
+      const tool = pythonTool(o.root, 'export_gguf.py', ['--compare-codes', gguf, onnxFile], { OMP_NUM_THREADS: '1' });
+      const r = spawnSync(PYTHON, tool.args, { encoding: 'utf8', env: tool.env });
       sameCodes =
         r.status === 0 ? JSON.parse(r.stdout.trim().split('\n').pop() as string) : { codes_equal: false, error: (r.stderr || r.stdout).trim().slice(-500) };
     } catch (err) {
@@ -307,9 +311,9 @@ export async function qwenPath(o: QwenPathOptions): Promise<QwenPathResult> {
   };
 }
 
-function run(cmd: string, args: string[], what: string): void {
+function run(cmd: string, tool: { args: string[]; env: NodeJS.ProcessEnv }, what: string): void {
   // The child's output goes to stderr with the bench's log: stdout carries the results JSON.
-  const r = spawnSync(cmd, args, { stdio: ['ignore', 2, 2], env: { ...process.env, OMP_NUM_THREADS: process.env.OMP_NUM_THREADS ?? '2' } });
+  const r = spawnSync(cmd, tool.args, { stdio: ['ignore', 2, 2], env: { OMP_NUM_THREADS: '2', ...tool.env } });
   if (r.status !== 0) throw new Error(`${what} failed (exit ${r.status})`);
 }
 

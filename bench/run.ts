@@ -1,5 +1,6 @@
 // npm run bench [-- --quick] [--model DIR] [--qwen DIR] [--qwen-checkpoint DIR] [--threads N]
 // Writes bench/results/latest.json; bench/README.md explains every number.
+import { pythonTool } from './pythonTool';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -271,7 +272,8 @@ function ensureQwenShape(root: string, quick: boolean, checkpoint: string | unde
   if (fresh || (quick && fs.existsSync(q4))) return dir;
   if (quick || !checkpoint) return undefined;
   const script = path.join(root, 'tools', 'model', 'make_random_model.py');
-  const r = spawnSync('/usr/bin/python3', [script, '--out', dir, '--from-checkpoint', checkpoint, '--accuracy-level', '4'], { stdio: ['ignore', 2, 2] }); // stdout carries the results JSON
+  const tool = pythonTool(root, script, ['--out', dir, '--from-checkpoint', checkpoint, '--accuracy-level', '4']);
+  const r = spawnSync('/usr/bin/python3', tool.args, { stdio: ['ignore', 2, 2], env: tool.env }); // stdout carries the results JSON
   return r.status === 0 ? dir : undefined;
 }
 
@@ -299,9 +301,14 @@ function ensureGguf(root: string, modelDir: string, safetensors: string | undefi
     [path.join(modelDir, 'model.safetensors'), path.join(root, 'tools', 'model', 'runs', 'final', 'model.safetensors')].find((p) => fs.existsSync(p));
   if (!st) throw new Error(`no model.safetensors for ${modelDir} (pass --safetensors FILE)`);
   const script = path.join(root, 'tools', 'model', 'export_gguf.py');
-  if (fs.existsSync(out) && [st, script].every((f) => fs.statSync(out).mtimeMs > fs.statSync(f).mtimeMs)) return out;
+  if (
+    fs.existsSync(out) &&
+    [st, script, path.join(root, 'tools', 'model', 'safetensors_io.py')].every((f) => fs.statSync(out).mtimeMs > fs.statSync(f).mtimeMs)
+  )
+    return out;
   fs.mkdirSync(path.dirname(out), { recursive: true });
-  const r = spawnSync('/usr/bin/python3', [script, modelDir, out, '--safetensors', st, ...(q8 ? ['--q8_0'] : [])], { stdio: ['ignore', 2, 2] }); // stdout carries the results JSON
+  const tool = pythonTool(root, script, [modelDir, out, '--safetensors', st, ...(q8 ? ['--q8_0'] : [])]);
+  const r = spawnSync('/usr/bin/python3', tool.args, { stdio: ['ignore', 2, 2], env: tool.env }); // stdout carries the results JSON
   if (r.status !== 0) throw new Error('GGUF export failed');
   return out;
 }

@@ -1,3 +1,4 @@
+import { pythonTool } from './pythonTool';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -253,7 +254,16 @@ export function ensureHfExport(root: string, modelDir: string, cacheDir: string,
   const name = `${path.basename(path.resolve(modelDir))}-hf-${quant}${quant === 'fp32' ? '' : `-b${block}-acc${level}`}`;
   const dir = path.join(cacheDir, name);
   const onnx = path.join(dir, 'onnx', steps.file);
-  const scripts = ['make_random_model.py', 'make_random_checkpoint.py', 'export_onnx.py', 'llama.py', ...(steps.script ? ['quantize.py', steps.script] : [])];
+  const scripts = [
+    '__init__.py',
+    'make_random_model.py',
+    'make_random_checkpoint.py',
+    'export_onnx.py',
+    'llama.py',
+    'safetensors_io.py',
+    'quantize.py',
+    'quantize_q4.py',
+  ];
   const inputs = [
     st,
     path.join(modelDir, 'config.json'),
@@ -272,15 +282,16 @@ export function ensureHfExport(root: string, modelDir: string, cacheDir: string,
   fs.rmSync(scratch, { recursive: true, force: true });
   fs.mkdirSync(cacheDir, { recursive: true });
   // The children's output goes to stderr with the bench's log: stdout carries the results JSON.
-  const python = (args: string[], what: string) => {
-    const r = spawnSync(PYTHON, args, { stdio: ['ignore', 2, 2], env: { ...process.env, OMP_NUM_THREADS: process.env.OMP_NUM_THREADS ?? '1' } });
+  const python = (script: string, args: string[], what: string) => {
+    const tool = pythonTool(root, script, args, { OMP_NUM_THREADS: process.env.OMP_NUM_THREADS ?? '1' });
+    const r = spawnSync(PYTHON, tool.args, { stdio: ['ignore', 2, 2], env: tool.env });
     if (r.status !== 0) throw new Error(`${what} failed (exit ${r.status})`);
   };
   try {
-    python([path.join(tools, 'make_random_model.py'), '--out', scratch, '--from-checkpoint', modelDir, '--no-q4'], 'make_random_model.py');
+    python('make_random_model.py', ['--out', scratch, '--from-checkpoint', modelDir, '--no-q4'], 'make_random_model.py');
     if (steps.script) {
       const fp32 = path.join(scratch, 'onnx', 'model.onnx');
-      python([path.join(tools, steps.script), ...steps.args(fp32, path.join(scratch, 'onnx', steps.file))], steps.script);
+      python(steps.script, steps.args(fp32, path.join(scratch, 'onnx', steps.file)), steps.script);
       for (const f of ['model.onnx', 'model.onnx_data']) fs.rmSync(path.join(scratch, 'onnx', f), { force: true }); // transformers.js loads only steps.file
     }
     fs.rmSync(dir, { recursive: true, force: true });

@@ -11,19 +11,61 @@
 // Everything the server writes (user data, extensions, logs, XDG folders, temp files) stays in the run folder
 // (.e2e/runs/<label>-<time>/ by default); a short socket/temp folder is used when that path is too long
 // for Unix sockets.
-'use strict';
 
-const fs = require('fs');
-const os = require('os');
-const net = require('net');
-const http = require('http');
-const path = require('path');
-const { spawn } = require('child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const net = require('node:net');
+const http = require('node:http');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
 const setup = require('./setup-code-server');
 
 const ROOT = path.resolve(__dirname, '..');
 const RUNS_DIR = path.join(setup.E2E_DIR, 'runs');
 const KEEP_RUNS = 8;
+
+/**
+ * Options of startCodeServer().
+ * @typedef {object} StartOptions
+ * @property {string} [label] name prefix of the run folder (default 'run')
+ * @property {string} [runDir] explicit run folder (default .e2e/runs/<label>-<time>)
+ * @property {Record<string, unknown>} [settings] user settings merged over DEFAULT_SETTINGS
+ * @property {Record<string, string>} [env] extra environment variables for the server and so its extension host
+ * @property {number} [port] fixed port (default: a free one)
+ * @property {string} [host] bind address (default 127.0.0.1)
+ * @property {boolean} [quiet] do not echo the server's output (it always goes to <runDir>/code-server.log)
+ * @property {boolean} [install] install code-server first when missing (default true)
+ * @property {number} [startTimeoutMs] how long to wait for the server to answer (default 60 s)
+ * @property {string[]} [args] extra code-server command-line arguments
+ */
+
+/**
+ * Options of the server's workbenchUrl(); folder and paths are paths on this machine.
+ * @typedef {object} WorkbenchUrlOptions
+ * @property {string} [folder]
+ * @property {string} [extensionDevelopmentPath]
+ * @property {string} [extensionTestsPath]
+ * @property {Array<[string, string]>} [payload] further workbench payload entries (name, value)
+ */
+
+/**
+ * Options of the server's waitForLog() and waitForActivation().
+ * @typedef {object} WaitForLogOptions
+ * @property {number} [timeoutMs]
+ * @property {(file: string) => boolean} [filter] which log files to search (by path)
+ * @property {number} [intervalMs]
+ */
+
+/**
+ * Options of openBrowser().
+ * @typedef {object} BrowserOptions
+ * @property {string} [runDir]
+ * @property {string} [tmpDir]
+ * @property {boolean} [headless]
+ * @property {(code: number) => void} [onExit]
+ * @property {{ width: number, height: number }} [viewport]
+ * @property {string} [url]
+ */
 
 const DEFAULT_SETTINGS = {
   'telemetry.telemetryLevel': 'off',
@@ -50,20 +92,31 @@ const DEFAULT_SETTINGS = {
 };
 
 // Flags from the notes on running Debian's Chromium headless on these machines.
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
 
-function log(msg) {
+/** @param {string} msg */
+function _log(msg) {
   process.stdout.write(`[code-server] ${msg}\n`);
 }
 
+/** @returns {Promise<number>} */
 function freePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();
     srv.on('error', reject);
     srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
+      // A TCP server (not a pipe) that is listening: address() is an AddressInfo.
+      const { port } = /** @type {import('net').AddressInfo} */ (srv.address());
       srv.close(() => resolve(port));
     });
   });
@@ -73,10 +126,14 @@ function stamp() {
   return new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
 }
 
+/** @param {string} label */
 function pruneOldRuns(label) {
   let entries;
   try {
-    entries = fs.readdirSync(RUNS_DIR).filter((d) => d.startsWith(`${label}-`)).sort();
+    entries = fs
+      .readdirSync(RUNS_DIR)
+      .filter((d) => d.startsWith(`${label}-`))
+      .sort();
   } catch {
     return;
   }
@@ -91,6 +148,10 @@ function newRunDir(label = 'run') {
   return path.join(RUNS_DIR, `${label}-${stamp()}-${process.pid}`);
 }
 
+/**
+ * @param {string} url
+ * @returns {Promise<number | undefined>} the HTTP status, or 0 when there was no answer
+ */
 function httpGetStatus(url) {
   return new Promise((resolve) => {
     const req = http.get(url, (res) => {
@@ -102,10 +163,16 @@ function httpGetStatus(url) {
   });
 }
 
+/** @param {number} ms */
 function sleep(ms) {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/**
+ * @param {string} dir
+ * @param {string[]} [out]
+ * @returns {string[]}
+ */
 function listFiles(dir, out = []) {
   let entries;
   try {
@@ -131,6 +198,7 @@ function listFiles(dir, out = []) {
  *   host         bind address (default 127.0.0.1)
  *   quiet        do not echo the server's output (it always goes to <runDir>/code-server.log)
  *   install      install code-server first when missing (default true)
+ * @param {StartOptions} [opts]
  */
 async function startCodeServer(opts = {}) {
   const label = opts.label || 'run';
@@ -149,12 +217,20 @@ async function startCodeServer(opts = {}) {
     tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'glcs-'));
     ownTmp = true;
   }
-  for (const d of [userDataDir, path.join(userDataDir, 'User'), extensionsDir, tmpDir,
-    path.join(xdg, 'config'), path.join(xdg, 'data'), path.join(xdg, 'cache'), path.join(xdg, 'state')]) {
+  for (const d of [
+    userDataDir,
+    path.join(userDataDir, 'User'),
+    extensionsDir,
+    tmpDir,
+    path.join(xdg, 'config'),
+    path.join(xdg, 'data'),
+    path.join(xdg, 'cache'),
+    path.join(xdg, 'state'),
+  ]) {
     fs.mkdirSync(d, { recursive: true });
   }
   const settings = { ...DEFAULT_SETTINGS, ...(opts.settings || {}) };
-  fs.writeFileSync(path.join(userDataDir, 'User', 'settings.json'), JSON.stringify(settings, null, 2) + '\n');
+  fs.writeFileSync(path.join(userDataDir, 'User', 'settings.json'), `${JSON.stringify(settings, null, 2)}\n`);
   const configFile = path.join(runDir, 'config.yaml');
   fs.writeFileSync(configFile, 'auth: none\ncert: false\n');
 
@@ -178,10 +254,25 @@ async function startCodeServer(opts = {}) {
   delete env.HASHED_PASSWORD;
   delete env.PORT;
 
-  const args = [entry, '--config', configFile, '--bind-addr', `${host}:${port}`, '--auth', 'none',
-    '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir,
-    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
-    '--disable-getting-started-override', '--ignore-last-opened', ...(opts.args || [])];
+  const args = [
+    entry,
+    '--config',
+    configFile,
+    '--bind-addr',
+    `${host}:${port}`,
+    '--auth',
+    'none',
+    '--user-data-dir',
+    userDataDir,
+    '--extensions-dir',
+    extensionsDir,
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-workspace-trust',
+    '--disable-getting-started-override',
+    '--ignore-last-opened',
+    ...(opts.args || []),
+  ];
   const logFile = path.join(runDir, 'code-server.log');
   const logFd = fs.openSync(logFile, 'a');
   const t0 = Date.now();
@@ -191,6 +282,7 @@ async function startCodeServer(opts = {}) {
     detached: true, // own process group: stop() kills the server and everything it started
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  /** @type {{ code: number | null, signal: NodeJS.Signals | null } | null} */
   let exited = null;
   const exitPromise = new Promise((resolve) => {
     child.on('exit', (code, signal) => {
@@ -198,6 +290,7 @@ async function startCodeServer(opts = {}) {
       resolve(exited);
     });
   });
+  /** @param {Buffer} chunk */
   const onData = (chunk) => {
     try {
       fs.writeSync(logFd, chunk);
@@ -209,8 +302,10 @@ async function startCodeServer(opts = {}) {
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
 
+  /** @param {NodeJS.Signals} signal */
   const killGroup = (signal) => {
     try {
+      if (child.pid === undefined) return; // never spawned: no group to kill
       process.kill(-child.pid, signal);
     } catch {
       /* gone */
@@ -257,11 +352,15 @@ async function startCodeServer(opts = {}) {
   }
   const startupMs = Date.now() - t0;
 
+  /** @param {string} p */
   function remoteUri(p) {
     return `vscode-remote://${host}:${port}${path.resolve(p).split(path.sep).join('/')}`;
   }
 
-  /** The workbench URL; folder and paths are paths on this machine. */
+  /**
+   * The workbench URL; folder and paths are paths on this machine.
+   * @param {WorkbenchUrlOptions} [options]
+   */
   function workbenchUrl({ folder, extensionDevelopmentPath, extensionTestsPath, payload = [] } = {}) {
     const params = [];
     if (folder) params.push(`folder=${encodeURIComponent(path.resolve(folder))}`);
@@ -273,6 +372,7 @@ async function startCodeServer(opts = {}) {
     return `${base}/${params.length ? `?${params.join('&')}` : ''}`;
   }
 
+  /** @param {(file: string) => boolean} [filter] */
   function logsText(filter) {
     return listFiles(path.join(userDataDir, 'logs'))
       .filter((f) => !filter || filter(f))
@@ -286,7 +386,11 @@ async function startCodeServer(opts = {}) {
       .join('\n');
   }
 
-  /** Polls the server's log files (user-data/logs) until `pattern` appears. */
+  /**
+   * Polls the server's log files (user-data/logs) until `pattern` appears.
+   * @param {string | RegExp} pattern
+   * @param {WaitForLogOptions} [options]
+   */
   async function waitForLog(pattern, { timeoutMs = 90_000, filter, intervalMs = 250 } = {}) {
     const re = typeof pattern === 'string' ? new RegExp(pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) : pattern;
     const end = Date.now() + timeoutMs;
@@ -299,7 +403,11 @@ async function startCodeServer(opts = {}) {
     }
   }
 
-  /** Waits until the extension host has activated the extension (see notes: exthost log line). */
+  /**
+   * Waits until the extension host has activated the extension (see notes: exthost log line).
+   * @param {string} extensionId
+   * @param {WaitForLogOptions} [opts2]
+   */
   function waitForActivation(extensionId, opts2 = {}) {
     return waitForLog(`ExtensionService#_doActivateExtension ${extensionId}`, {
       filter: (f) => /exthost/i.test(f),
@@ -308,8 +416,23 @@ async function startCodeServer(opts = {}) {
   }
 
   return {
-    url: base, host, port, runDir, userDataDir, extensionsDir, tmpDir, logFile, env, process: child, startupMs,
-    workbenchUrl, remoteUri, waitForLog, waitForActivation, logsText, stop,
+    url: base,
+    host,
+    port,
+    runDir,
+    userDataDir,
+    extensionsDir,
+    tmpDir,
+    logFile,
+    env,
+    process: child,
+    startupMs,
+    workbenchUrl,
+    remoteUri,
+    waitForLog,
+    waitForActivation,
+    logsText,
+    stop,
     get exited() {
       return exited;
     },
@@ -317,12 +440,20 @@ async function startCodeServer(opts = {}) {
 }
 
 function chromiumPath() {
-  const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser',
-    '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable', '/snap/bin/chromium'].filter(Boolean);
+  // filter(Boolean) drops an unset (or empty) CHROMIUM_PATH; TypeScript does not narrow through Boolean.
+  const candidates = /** @type {string[]} */ (
+    [
+      process.env.CHROMIUM_PATH,
+      '/usr/bin/chromium',
+      '/usr/bin/chromium-browser',
+      '/usr/bin/google-chrome',
+      '/usr/bin/google-chrome-stable',
+      '/snap/bin/chromium',
+    ].filter(Boolean)
+  );
   const found = candidates.find((p) => fs.existsSync(p));
   if (!found) {
-    throw new Error('no Chromium found (apt-get install chromium, or set CHROMIUM_PATH); ' +
-      'Playwright must not download a browser here');
+    throw new Error('no Chromium found (apt-get install chromium, or set CHROMIUM_PATH); ' + 'Playwright must not download a browser here');
   }
   return found;
 }
@@ -332,11 +463,15 @@ function chromiumPath() {
  * tmpDir, e.g. the server's short one) and returns { context, page, close }; close() closes the browser and
  * removes the profile. With onExit, `window.codeAutomationExit(code)` (called by the workbench when an
  * extensionTestsPath suite finishes) reaches onExit(code).
+ * @param {BrowserOptions} [options]
  */
 async function openBrowser({ runDir, tmpDir, headless = true, onExit, viewport = { width: 1400, height: 900 }, url } = {}) {
   const { chromium } = setup.requirePlaywright();
-  const ownDir = runDir ? null : fs.mkdtempSync(path.join(os.tmpdir(), 'glcr-'));
-  const profile = path.join(runDir || ownDir, 'chromium');
+  /** @type {string | null} */
+  let ownDir = null;
+  let baseDir = runDir;
+  if (!baseDir) baseDir = ownDir = fs.mkdtempSync(path.join(os.tmpdir(), 'glcr-'));
+  const profile = path.join(baseDir, 'chromium');
   fs.mkdirSync(profile, { recursive: true });
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath(),
@@ -346,7 +481,7 @@ async function openBrowser({ runDir, tmpDir, headless = true, onExit, viewport =
     env: tmpDir ? { ...process.env, TMPDIR: tmpDir } : process.env,
   });
   const page = context.pages()[0] || (await context.newPage());
-  if (onExit) await page.exposeFunction('codeAutomationExit', (code) => onExit(code));
+  if (onExit) await page.exposeFunction('codeAutomationExit', (/** @type {number} */ code) => onExit(code));
   if (url) await page.goto(url);
   // Closes the browser and removes its profile (only useful while it runs; about 6 MB a run).
   const close = async () => {

@@ -2,14 +2,17 @@
 // `npm run fuzz [-- --scale N --seed S]`: the property-based tests (test/**/*.property.test.ts) in long mode:
 // N times the cases `npm test` runs (default 20) with a fresh seed, printed so that a failure can be replayed
 // with `--seed`. `npm test` runs the same properties with seed 42 and the base counts.
-'use strict';
 
-const fs = require('fs');
-const path = require('path');
-const { spawnSync } = require('child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 
 const ROOT = path.resolve(__dirname, '..');
 const args = process.argv.slice(2);
+/**
+ * @param {string} name
+ * @param {string} fallback
+ */
 const opt = (name, fallback) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
@@ -17,6 +20,11 @@ const opt = (name, fallback) => {
 const scale = opt('scale', '20');
 const seed = opt('seed', String(Math.floor(Math.random() * 2 ** 31)));
 
+/**
+ * @param {string} cmd
+ * @param {string[]} argv
+ * @param {Record<string, string>} [env]
+ */
 const run = (cmd, argv, env = {}) => {
   const r = spawnSync(cmd, argv, { cwd: ROOT, stdio: 'inherit', env: { ...process.env, ...env } });
   if (r.status !== 0) process.exit(r.status ?? 1);
@@ -24,7 +32,9 @@ const run = (cmd, argv, env = {}) => {
 run(process.execPath, ['esbuild.js']);
 run(process.execPath, [require.resolve('typescript/bin/tsc', { paths: [ROOT] }), '-p', '.']);
 
+/** @type {string[]} */
 const files = [];
+/** @param {string} dir */
 const walk = (dir) => {
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);

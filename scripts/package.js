@@ -19,10 +19,25 @@ for (const p of fs.readdirSync(path.join(root, ortBin))) {
   }
 }
 const ignore = path.join(os.tmpdir(), `ghostline-vscodeignore-${process.pid}`);
-fs.writeFileSync(ignore, fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8') + '\n' + others.join('\n') + '\n');
+fs.writeFileSync(ignore, `${fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8')}\n${others.join('\n')}\n`);
 const out = path.join(root, `ghostline-${target}.vsix`);
+/**
+ * @param {string} cmd
+ * @param {string[]} args
+ */
 const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
 run(process.execPath, ['esbuild.js', '--production']);
-run(process.execPath, [require.resolve('@vscode/vsce/vsce', { paths: [root] }), 'package', '--target', target, '--ignoreFile', ignore, '--out', out, '--allow-missing-repository', '--skip-license']);
+run(process.execPath, [
+  require.resolve('@vscode/vsce/vsce', { paths: [root] }),
+  'package',
+  '--target',
+  target,
+  '--ignoreFile',
+  ignore,
+  '--out',
+  out,
+  '--allow-missing-repository',
+  '--skip-license',
+]);
 fs.rmSync(ignore);
 console.log(`${path.basename(out)}: ${(fs.statSync(out).size / 1e6).toFixed(1)} MB`);

@@ -10,11 +10,10 @@
 //          --vscode-version <v> (with --electron; default: stable).
 // Exit code: 0 when every test passed. The JSON summary is written to <run folder>/results.json and copied
 // to test-results/integration.json.
-'use strict';
 
-const fs = require('fs');
-const path = require('path');
-const { spawnSync } = require('child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 
 const ROOT = path.resolve(__dirname, '..');
 const SUITE = path.join(ROOT, 'out', 'test', 'integration', 'index.js');
@@ -22,7 +21,22 @@ const WORKSPACE_TEMPLATE = path.join(ROOT, 'test', 'integration', 'workspace');
 const RESULTS_COPY = path.join(ROOT, 'test-results', 'integration.json');
 const EXTENSION_ID = 'ghostline.ghostline';
 
+/**
+ * @typedef {object} Options
+ * @property {boolean} electron
+ * @property {boolean} build
+ * @property {string | undefined} grep
+ * @property {number} timeoutS
+ * @property {string | undefined} vscodeVersion
+ */
+/**
+ * The JSON summary the suite writes (results.json; its type lives in test/integration/harness.ts).
+ * @typedef {import('../test/integration/harness').RunSummary} RunSummary
+ */
+
+/** @param {string[]} argv */
 function parseArgs(argv) {
+  /** @type {Options} */
   const opts = { electron: false, build: false, grep: undefined, timeoutS: 600, vscodeVersion: undefined };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -36,23 +50,34 @@ function parseArgs(argv) {
   return opts;
 }
 
+/** @param {string} msg */
 function log(msg) {
   process.stdout.write(`[integration] ${msg}\n`);
 }
 
 function build() {
-  for (const [cmd, args] of [[process.execPath, ['esbuild.js']], [process.execPath, [require.resolve('typescript/bin/tsc', { paths: [ROOT] }), '-p', '.']]]) {
+  /** @type {Array<[string, string[]]>} */
+  const commands = [
+    [process.execPath, ['esbuild.js']],
+    [process.execPath, [require.resolve('typescript/bin/tsc', { paths: [ROOT] }), '-p', '.']],
+  ];
+  for (const [cmd, args] of commands) {
     const r = spawnSync(cmd, args, { cwd: ROOT, stdio: 'inherit' });
     if (r.status !== 0) throw new Error(`build failed: ${path.basename(args[0])}`);
   }
 }
 
+/** @param {string} dest */
 function copyWorkspace(dest) {
   fs.rmSync(dest, { recursive: true, force: true });
   fs.cpSync(WORKSPACE_TEMPLATE, dest, { recursive: true });
   return dest;
 }
 
+/**
+ * @param {string} file
+ * @returns {RunSummary | null} the parsed file, trusted to have the suite's shape; null when it cannot be read
+ */
 function readResults(file) {
   try {
     return JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -61,6 +86,10 @@ function readResults(file) {
   }
 }
 
+/**
+ * @param {string} resultsFile
+ * @param {{ brief?: boolean }} [options]
+ */
 function report(resultsFile, { brief = false } = {}) {
   const summary = readResults(resultsFile);
   if (!summary) {
@@ -78,23 +107,28 @@ function report(resultsFile, { brief = false } = {}) {
   return summary;
 }
 
+/** @param {Options} opts */
 async function runInCodeServer(opts) {
   const cs = require('./code-server');
   const t0 = Date.now();
   const runDir = cs.newRunDir('integration');
   const resultsFile = path.join(runDir, 'results.json');
   // The extension host inherits the server's environment.
+  /** @type {Record<string, string>} */
   const env = { GHOSTLINE_TEST_RESULTS: resultsFile };
   if (opts.grep) env.GHOSTLINE_TEST_GREP = opts.grep;
   if (process.env.GHOSTLINE_TEST_MODEL) env.GHOSTLINE_TEST_MODEL = path.resolve(process.env.GHOSTLINE_TEST_MODEL);
   const server = await cs.startCodeServer({ runDir, quiet: true, env });
   let closeBrowser;
+  /** @type {NodeJS.Timeout | undefined} */
   let timer;
   try {
     const workspace = copyWorkspace(path.join(server.runDir, 'workspace'));
     const url = server.workbenchUrl({ folder: workspace, extensionDevelopmentPath: ROOT, extensionTestsPath: SUITE });
     log(`code-server ${server.url} up in ${server.startupMs} ms; run folder ${path.relative(ROOT, server.runDir)}`);
-    let resolveExit;
+    /** @type {(code: number) => void} */
+    let resolveExit = () => {}; // replaced at once by the Promise executor below
+    /** @type {Promise<number>} */
     const exited = new Promise((r) => {
       resolveExit = r;
     });
@@ -132,7 +166,9 @@ async function runInCodeServer(opts) {
   }
 }
 
+/** @param {Options} opts */
 async function runInElectron(opts) {
+  /** @type {typeof import('@vscode/test-electron').runTests} */
   let runTests;
   try {
     ({ runTests } = require(require.resolve('@vscode/test-electron', { paths: [ROOT] })));
@@ -146,6 +182,7 @@ async function runInElectron(opts) {
   fs.writeFileSync(path.join(userDataDir, 'User', 'settings.json'), JSON.stringify(cs.DEFAULT_SETTINGS, null, 2));
   const workspace = copyWorkspace(path.join(runDir, 'workspace'));
   const resultsFile = path.join(runDir, 'results.json');
+  /** @type {Record<string, string>} */
   const extensionTestsEnv = { GHOSTLINE_TEST_RESULTS: resultsFile };
   if (opts.grep) extensionTestsEnv.GHOSTLINE_TEST_GREP = opts.grep;
   if (process.env.GHOSTLINE_TEST_MODEL) extensionTestsEnv.GHOSTLINE_TEST_MODEL = path.resolve(process.env.GHOSTLINE_TEST_MODEL);
@@ -156,11 +193,10 @@ async function runInElectron(opts) {
       extensionDevelopmentPath: ROOT,
       extensionTestsPath: SUITE,
       extensionTestsEnv,
-      launchArgs: [workspace, '--user-data-dir', userDataDir, '--extensions-dir', path.join(runDir, 'extensions'),
-        '--disable-telemetry'],
+      launchArgs: [workspace, '--user-data-dir', userDataDir, '--extensions-dir', path.join(runDir, 'extensions'), '--disable-telemetry'],
     });
   } catch (err) {
-    log(`test-electron failed: ${err && err.message ? err.message : err}`);
+    log(`test-electron failed: ${err instanceof Error && err.message ? err.message : err}`);
     code = 1;
   }
   const summary = report(resultsFile);
@@ -184,7 +220,7 @@ if (require.main === module) {
   main().then(
     (code) => process.exit(code),
     (err) => {
-      console.error(`[integration] ERROR: ${err && err.stack ? err.stack : err}`);
+      console.error(`[integration] ERROR: ${err?.stack ? err.stack : err}`);
       process.exit(1);
     },
   );

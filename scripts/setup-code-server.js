@@ -13,12 +13,11 @@
 //
 // Idempotent: once done, a marker file makes a second run take milliseconds.
 // Usage: node scripts/setup-code-server.js [--force] [--verbose] [--no-apt]
-'use strict';
 
-const fs = require('fs');
-const os = require('os');
-const path = require('path');
-const { spawnSync, spawn } = require('child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync, spawn } = require('node:child_process');
 
 const ROOT = path.resolve(__dirname, '..');
 const E2E_DIR = path.join(ROOT, '.e2e');
@@ -68,11 +67,12 @@ const EXPECTED_FILES = [
 ];
 
 // Debian packages: chromium drives the browser tests; the others build code-server's native modules.
-const APT_PACKAGES = ['chromium', 'ripgrep', 'libkrb5-dev', 'libx11-dev', 'libxkbfile-dev', 'libsecret-1-dev',
-  'pkg-config', 'build-essential', 'python3'];
+const APT_PACKAGES = ['chromium', 'ripgrep', 'libkrb5-dev', 'libx11-dev', 'libxkbfile-dev', 'libsecret-1-dev', 'pkg-config', 'build-essential', 'python3'];
 
-const KEEP_NPM_ENV = /^npm_config_(registry|cache|(https?_)?proxy|noproxy|no_proxy|cafile|ca|strict_ssl|userconfig|globalconfig|fetch_retr\w*|fetch_timeout|prefer_offline|offline)$/i;
+const KEEP_NPM_ENV =
+  /^npm_config_(registry|cache|(https?_)?proxy|noproxy|no_proxy|cafile|ca|strict_ssl|userconfig|globalconfig|fetch_retr\w*|fetch_timeout|prefer_offline|offline)$/i;
 
+/** @param {string} msg */
 function log(msg) {
   process.stdout.write(`[setup-code-server] ${msg}\n`);
 }
@@ -93,15 +93,20 @@ function wantedMarker() {
 
 function isReady() {
   try {
+    /** @type {Record<string, unknown>} written by install() (or anything else: every field is compared) */
     const marker = JSON.parse(fs.readFileSync(MARKER, 'utf8'));
     const want = wantedMarker();
-    if (Object.keys(want).some((k) => marker[k] !== want[k])) return false;
+    if (Object.entries(want).some(([k, v]) => marker[k] !== v)) return false;
     return EXPECTED_FILES.every((f) => fs.existsSync(path.join(CS_DIR, f)));
   } catch {
     return false;
   }
 }
 
+/**
+ * @param {string} cmd
+ * @returns {string | null} the path of the executable `cmd` on PATH
+ */
 function which(cmd) {
   for (const dir of (process.env.PATH || '').split(path.delimiter)) {
     if (!dir) continue;
@@ -123,27 +128,30 @@ function isRoot() {
 function missingAptPackages() {
   if (!which('dpkg-query')) return null; // not Debian-like: cannot tell
   return APT_PACKAGES.filter((pkg) => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: ${Status} is dpkg-query's format field, not a JS template
     const r = spawnSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' });
     return r.status !== 0 || !/install ok installed/.test(r.stdout);
   });
 }
 
+/** @param {{ noApt?: boolean }} options */
 function ensureSystemPackages({ noApt }) {
   const missing = missingAptPackages();
   if (missing === null) {
     // Not Debian/Ubuntu: only check the two commands we really call.
     const need = ['rg', 'make', 'g++', 'python3'].filter((c) => !which(c));
     if (need.length) {
-      throw new Error(`missing commands: ${need.join(', ')}. Install ripgrep, a C++ toolchain, python3, and the ` +
-        'development headers for krb5, libx11, libxkbfile and libsecret with your package manager.');
+      throw new Error(
+        `missing commands: ${need.join(', ')}. Install ripgrep, a C++ toolchain, python3, and the ` +
+          'development headers for krb5, libx11, libxkbfile and libsecret with your package manager.',
+      );
     }
     return;
   }
   if (missing.length === 0) return;
   const cmd = `apt-get install -y --no-install-recommends ${missing.join(' ')}`;
   if (noApt || !isRoot() || !which('apt-get')) {
-    throw new Error(`missing Debian packages: ${missing.join(' ')}\n  Install them first, for example:\n` +
-      `    sudo apt-get update && sudo ${cmd}`);
+    throw new Error(`missing Debian packages: ${missing.join(' ')}\n  Install them first, for example:\n` + `    sudo apt-get update && sudo ${cmd}`);
   }
   log(`installing Debian packages: ${missing.join(' ')}`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
@@ -165,7 +173,7 @@ function findNodeDir() {
     const versionH = path.join(dir, 'include', 'node', 'node_version.h');
     if (!fs.existsSync(versionH)) continue;
     const text = fs.readFileSync(versionH, 'utf8');
-    const num = (name) => (text.match(new RegExp(`#define ${name} (\\d+)`)) || [])[1];
+    const num = (/** @type {string} */ name) => (text.match(new RegExp(`#define ${name} (\\d+)`)) || [])[1];
     const v = `v${num('NODE_MAJOR_VERSION')}.${num('NODE_MINOR_VERSION')}.${num('NODE_PATCH_VERSION')}`;
     if (v === process.version) return dir;
     log(`headers in ${dir}/include/node are for ${v}, not ${process.version}; not using them`);
@@ -180,6 +188,7 @@ function ripgrepTarget() {
 }
 
 // Puts a tarball of the system's rg where @vscode/ripgrep's postinstall looks before downloading.
+/** @param {string} tmpDir */
 function primeRipgrepCache(tmpDir) {
   const target = ripgrepTarget();
   if (!target) {
@@ -210,21 +219,32 @@ function writeNestedNpmrcs() {
   const vscodeDir = path.join(CS_DIR, 'node_modules', 'code-server', 'lib', 'vscode');
   for (const dir of [vscodeDir, path.join(vscodeDir, 'extensions')]) {
     if (!fs.existsSync(path.join(dir, 'package.json'))) throw new Error(`unexpected code-server layout: no ${dir}/package.json`);
-    fs.writeFileSync(path.join(dir, '.npmrc'), [
-      '# Written by scripts/setup-code-server.js (npm 11 install-script policy for this nested install).',
-      `allow-scripts=${NESTED_ALLOWED_SCRIPTS.join(',')}`,
-      // Fail instead of silently skipping when some other dependency wants an install script.
-      'strict-allow-scripts=true',
-      '',
-    ].join('\n'));
+    fs.writeFileSync(
+      path.join(dir, '.npmrc'),
+      [
+        '# Written by scripts/setup-code-server.js (npm 11 install-script policy for this nested install).',
+        `allow-scripts=${NESTED_ALLOWED_SCRIPTS.join(',')}`,
+        // Fail instead of silently skipping when some other dependency wants an install script.
+        'strict-allow-scripts=true',
+        '',
+      ].join('\n'),
+    );
   }
 }
 
+/**
+ * @param {string} cmd
+ * @param {string[]} args
+ * @param {import('child_process').SpawnOptions} opts
+ * @param {{ verbose?: boolean }} options
+ * @returns {Promise<number>} the exit code (128 + the signal number when killed by a signal)
+ */
 function runLogged(cmd, args, opts, { verbose }) {
   return new Promise((resolve) => {
     const out = fs.openSync(LOG_FILE, 'a');
     fs.writeSync(out, `\n$ ${cmd} ${args.join(' ')}\n`);
     const child = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
+    /** @param {Buffer} chunk */
     const onData = (chunk) => {
       fs.writeSync(out, chunk);
       if (verbose) process.stdout.write(chunk);
@@ -233,7 +253,7 @@ function runLogged(cmd, args, opts, { verbose }) {
     child.stderr.on('data', onData);
     child.on('close', (code, signal) => {
       fs.closeSync(out);
-      resolve(code === null ? 128 + (os.constants.signals[signal] || 1) : code);
+      resolve(code === null ? 128 + ((signal && os.constants.signals[signal]) || 1) : code);
     });
   });
 }
@@ -246,11 +266,13 @@ function tailOfLog(lines = 60) {
   }
 }
 
+/** @param {{ verbose?: boolean, noApt?: boolean }} options */
 async function install({ verbose, noApt }) {
   const major = Number(process.versions.node.split('.')[0]);
   if (major !== 20) {
-    throw new Error(`code-server ${CODE_SERVER_VERSION} needs Node 20 (this is ${process.version}). ` +
-      'Use Node 20, or a desktop VS Code (`code` on PATH) for `npm start`.');
+    throw new Error(
+      `code-server ${CODE_SERVER_VERSION} needs Node 20 (this is ${process.version}). Use Node 20, or a desktop VS Code (\`code\` on PATH) for \`npm start\`.`,
+    );
   }
   ensureSystemPackages({ noApt });
 
@@ -258,13 +280,20 @@ async function install({ verbose, noApt }) {
   fs.mkdirSync(CS_DIR, { recursive: true });
   fs.mkdirSync(INSTALL_TMP, { recursive: true });
   fs.writeFileSync(LOG_FILE, `setup-code-server ${new Date().toISOString()}\n`);
-  fs.writeFileSync(path.join(CS_DIR, 'package.json'), JSON.stringify({
-    name: 'ghostline-e2e-code-server',
-    private: true,
-    description: 'Written by scripts/setup-code-server.js; safe to delete.',
-    dependencies: { 'code-server': CODE_SERVER_VERSION, 'playwright-core': PLAYWRIGHT_CORE_VERSION },
-    allowScripts: OUTER_ALLOWED_SCRIPTS,
-  }, null, 2) + '\n');
+  fs.writeFileSync(
+    path.join(CS_DIR, 'package.json'),
+    `${JSON.stringify(
+      {
+        name: 'ghostline-e2e-code-server',
+        private: true,
+        description: 'Written by scripts/setup-code-server.js; safe to delete.',
+        dependencies: { 'code-server': CODE_SERVER_VERSION, 'playwright-core': PLAYWRIGHT_CORE_VERSION },
+        allowScripts: OUTER_ALLOWED_SCRIPTS,
+      },
+      null,
+      2,
+    )}\n`,
+  );
 
   primeRipgrepCache(INSTALL_TMP);
   const nodeDir = findNodeDir();
@@ -292,8 +321,10 @@ async function install({ verbose, noApt }) {
   if (nodeDir) env.npm_config_nodedir = nodeDir;
   delete env.FORCE_NODE_VERSION;
 
-  log(`installing code-server@${CODE_SERVER_VERSION} and playwright-core@${PLAYWRIGHT_CORE_VERSION} into ` +
-    `${path.relative(ROOT, CS_DIR)}/ (about 2 minutes; log: ${path.relative(ROOT, LOG_FILE)})`);
+  log(
+    `installing code-server@${CODE_SERVER_VERSION} and playwright-core@${PLAYWRIGHT_CORE_VERSION} into ` +
+      `${path.relative(ROOT, CS_DIR)}/ (about 2 minutes; log: ${path.relative(ROOT, LOG_FILE)})`,
+  );
   // 1. Fetch everything without running any install script; 2. put the install-script policy in place for
   // the nested installs; 3. run the install scripts (code-server's postinstall installs lib/vscode).
   let code = await runLogged('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: CS_DIR, env }, { verbose });
@@ -306,18 +337,18 @@ async function install({ verbose, noApt }) {
   }
   const missing = EXPECTED_FILES.filter((f) => !fs.existsSync(path.join(CS_DIR, f)));
   if (missing.length) {
-    throw new Error(`install scripts did not run completely; missing:\n  ${missing.join('\n  ')}\n` +
-      `Last lines of ${LOG_FILE}:\n${tailOfLog()}`);
+    throw new Error(`install scripts did not run completely; missing:\n  ${missing.join('\n  ')}\n` + `Last lines of ${LOG_FILE}:\n${tailOfLog()}`);
   }
   const v = spawnSync(process.execPath, [entryPath(), '--version'], { encoding: 'utf8', timeout: 60_000 });
   if (v.status !== 0 || !v.stdout.includes(CODE_SERVER_VERSION)) {
     throw new Error(`code-server does not start: ${v.stdout}${v.stderr}`);
   }
-  fs.writeFileSync(MARKER, JSON.stringify({ ...wantedMarker(), installedAt: new Date().toISOString() }, null, 2) + '\n');
+  fs.writeFileSync(MARKER, `${JSON.stringify({ ...wantedMarker(), installedAt: new Date().toISOString() }, null, 2)}\n`);
   fs.rmSync(INSTALL_TMP, { recursive: true, force: true });
 }
 
 // Returns the path of code-server's entry.js, installing it first if needed.
+/** @param {{ force?: boolean, verbose?: boolean, noApt?: boolean }} [opts] */
 async function ensureCodeServer(opts = {}) {
   if (!opts.force && isReady()) return entryPath();
   const t0 = Date.now();
@@ -327,6 +358,7 @@ async function ensureCodeServer(opts = {}) {
 }
 
 // playwright-core: the project's devDependency if installed, else the copy in .e2e/code-server.
+/** @returns {typeof import('playwright-core')} */
 function requirePlaywright() {
   for (const base of [ROOT, CS_DIR]) {
     try {

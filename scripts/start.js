@@ -12,11 +12,10 @@
 //   --workspace <dir>    open this folder instead of the sample workspace
 //   --reset              start again from a fresh copy of media/sample-workspace
 //   --watch              rebuild on change (reload the window to pick it up: "Developer: Reload Window")
-'use strict';
 
-const fs = require('fs');
-const path = require('path');
-const { spawn, spawnSync } = require('child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawn, spawnSync } = require('node:child_process');
 const { which } = require('./setup-code-server');
 
 const ROOT = path.resolve(__dirname, '..');
@@ -24,7 +23,19 @@ const SAMPLE = path.join(ROOT, 'media', 'sample-workspace');
 const SAMPLE_COPY = path.join(ROOT, '.e2e', 'sample-workspace');
 const EXTENSION_ID = 'ghostline.ghostline';
 
+/**
+ * @typedef {object} Options
+ * @property {boolean} codeServer
+ * @property {number | undefined} port
+ * @property {string} host
+ * @property {string | undefined} workspace
+ * @property {boolean} reset
+ * @property {boolean} watch
+ */
+
+/** @param {string[]} argv */
 function parseArgs(argv) {
+  /** @type {Options} */
   const o = { codeServer: false, port: Number(process.env.GHOSTLINE_PORT) || undefined, host: '127.0.0.1', workspace: undefined, reset: false, watch: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -35,13 +46,21 @@ function parseArgs(argv) {
     else if (a === '--reset') o.reset = true;
     else if (a === '--watch') o.watch = true;
     else if (a === '-h' || a === '--help') {
-      console.log(fs.readFileSync(__filename, 'utf8').split('\n').filter((l) => l.startsWith('//')).map((l) => l.slice(3)).join('\n'));
+      console.log(
+        fs
+          .readFileSync(__filename, 'utf8')
+          .split('\n')
+          .filter((l) => l.startsWith('//'))
+          .map((l) => l.slice(3))
+          .join('\n'),
+      );
       process.exit(0);
     } else throw new Error(`unknown argument: ${a}`);
   }
   return o;
 }
 
+/** @param {string} msg */
 function log(msg) {
   process.stdout.write(`[start] ${msg}\n`);
 }
@@ -55,12 +74,14 @@ function desktopCode() {
   return code;
 }
 
+/** @param {boolean} reset */
 function sampleWorkspace(reset) {
   if (reset) fs.rmSync(SAMPLE_COPY, { recursive: true, force: true });
   if (!fs.existsSync(SAMPLE_COPY)) fs.cpSync(SAMPLE, SAMPLE_COPY, { recursive: true });
   return SAMPLE_COPY;
 }
 
+/** @param {boolean} watch */
 function build(watch) {
   const r = spawnSync(process.execPath, ['esbuild.js'], { cwd: ROOT, stdio: 'inherit' });
   if (r.status !== 0) throw new Error('build failed (node esbuild.js)');
@@ -88,6 +109,7 @@ async function main() {
   const server = await cs.startCodeServer({ label: 'start', host: o.host, port: o.port, quiet: true });
   const url = server.workbenchUrl({ folder: workspace, extensionDevelopmentPath: ROOT });
   let stopping = false;
+  /** @param {string} signal */
   const shutdown = async (signal) => {
     if (stopping) return;
     stopping = true;
@@ -107,7 +129,7 @@ async function main() {
   console.log('');
   console.log(`  Workspace: ${workspace}`);
   console.log(`  Logs:      ${server.runDir} (code-server.log; user-data/logs/*/exthost*/ for the extension host)`);
-  console.log('  From another machine: ssh -L ' + `${server.port}:127.0.0.1:${server.port} <this host>, then the same URL.`);
+  console.log(`  From another machine: ssh -L ${server.port}:127.0.0.1:${server.port} <this host>, then the same URL.`);
   console.log('  Ctrl-C to stop.');
   console.log('');
 
@@ -126,7 +148,7 @@ async function main() {
 main().then(
   (code) => process.exit(code),
   (err) => {
-    console.error(`[start] ERROR: ${err && err.message ? err.message : err}`);
+    console.error(`[start] ERROR: ${err?.message ? err.message : err}`);
     process.exit(1);
   },
 );

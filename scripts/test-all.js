@@ -1,18 +1,19 @@
 #!/usr/bin/env node
 // `npm test`: everything, in order, with a summary at the end.
 //   1. build         node esbuild.js
-//   2. typecheck     tsc -p .  (also compiles the tests into out/)
-//   3. unit          node --test --test-concurrency=1 <out/test/**/*.test.js, except integration/ and e2e/>
-//   4. code-server   node scripts/setup-code-server.js  (once; cached in .e2e/)
-//   5. integration   node scripts/run-integration.js    (test/integration in a real extension host)
-//   6. browser e2e   node test/e2e/browser.e2e.js       (ghost text in the real UI)
-// Options: --unit (steps 1-3 only), --no-e2e (skip step 6), --no-integration (skip step 5).
+//   2. typecheck     tsc -p .  (into a fresh out/: a test file renamed away must not linger there), and
+//                    tsc -p tsconfig.scripts.json (checkJs on scripts/ and test/e2e/)
+//   3. lint          biome ci . (lint rules and formatting; `npm run format` fixes what it can)
+//   4. unit          node --test --test-concurrency=1 <out/test/**/*.test.js, except integration/ and e2e/>
+//   5. code-server   node scripts/setup-code-server.js  (once; cached in .e2e/)
+//   6. integration   node scripts/run-integration.js    (test/integration in a real extension host)
+//   7. browser e2e   node test/e2e/browser.e2e.js       (ghost text in the real UI)
+// Options: --unit (steps 1-4 only), --no-e2e (skip step 7), --no-integration (skip step 6).
 // Exit code: 0 when every step that ran passed.
-'use strict';
 
-const fs = require('fs');
-const path = require('path');
-const { spawn } = require('child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
 
 const ROOT = path.resolve(__dirname, '..');
 const args = process.argv.slice(2);
@@ -24,7 +25,9 @@ const noIntegration = args.includes('--no-integration');
 // modules that need the `vscode` API, and it does not expand globs: list the unit test files ourselves.
 function unitTestFiles() {
   const base = path.join(ROOT, 'out', 'test');
+  /** @type {string[]} */
   const out = [];
+  /** @param {string} dir */
   const walk = (dir) => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
       const p = path.join(dir, e.name);
@@ -39,6 +42,11 @@ function unitTestFiles() {
   return out.sort();
 }
 
+/**
+ * @param {string} cmd
+ * @param {string[]} argv
+ * @returns {Promise<number | string>} the exit code, or `signal <name>`
+ */
 function run(cmd, argv) {
   return new Promise((resolve) => {
     const child = spawn(cmd, argv, { cwd: ROOT, stdio: 'inherit' });
@@ -61,7 +69,29 @@ const tsc = (() => {
 
 const steps = [
   { name: 'build', run: () => run(node, ['esbuild.js']), critical: true },
-  { name: 'typecheck', run: () => (tsc ? run(node, [tsc, '-p', '.']) : Promise.resolve('typescript not installed')), critical: true },
+  {
+    name: 'typecheck',
+    run: async () => {
+      if (!tsc) return 'typescript not installed';
+      fs.rmSync(path.join(ROOT, 'out'), { recursive: true, force: true });
+      const code = await run(node, [tsc, '-p', '.']);
+      return code === 0 ? run(node, [tsc, '-p', 'tsconfig.scripts.json']) : code;
+    },
+    critical: true,
+  },
+  {
+    name: 'lint',
+    run: () => {
+      const biome = (() => {
+        try {
+          return require.resolve('@biomejs/biome/bin/biome', { paths: [ROOT] });
+        } catch {
+          return null;
+        }
+      })();
+      return biome ? run(node, [biome, 'ci', '--colors=off', '.']) : Promise.resolve('@biomejs/biome not installed');
+    },
+  },
   {
     name: 'unit',
     run: () => {
@@ -104,7 +134,10 @@ async function main() {
   return failed.length === 0 ? 0 : 1;
 }
 
-main().then((code) => process.exit(code), (err) => {
-  console.error(err);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

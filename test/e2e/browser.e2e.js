@@ -15,11 +15,12 @@
 // Env: GHOSTLINE_E2E_GHOST_TIMEOUT_MS (default 60000): how long to wait for ghost text (the first request
 //      also loads the model).
 // Exit code 0/1. Screenshots in test-results/.
-'use strict';
 
-const fs = require('fs');
-const path = require('path');
+const fs = require('node:fs');
+const path = require('node:path');
 const cs = require('../../scripts/code-server');
+
+/** @typedef {import('playwright-core').Page} Page */
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const RESULTS = path.join(ROOT, 'test-results');
@@ -39,16 +40,25 @@ const modelPath = modelArg ? path.resolve(modelArg) : undefined;
 const ghostTimeout = Number(process.env.GHOSTLINE_E2E_GHOST_TIMEOUT_MS) || 60_000;
 
 const t0 = Date.now();
+/** @type {Record<string, number>} */
 const timings = {};
+/** @param {string} name */
 function mark(name) {
   timings[name] = Date.now() - t0;
   console.log(`[e2e] ${(timings[name] / 1000).toFixed(1).padStart(5)} s  ${name}`);
 }
 
+/** @param {number} ms */
 function sleep(ms) {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/**
+ * @param {string} file
+ * @param {(text: string) => boolean} predicate
+ * @param {number} timeoutMs
+ * @returns {Promise<string | null>} the file's text once predicate holds; null after timeoutMs
+ */
 async function pollFile(file, predicate, timeoutMs) {
   const end = Date.now() + timeoutMs;
   let text = '';
@@ -64,17 +74,21 @@ async function pollFile(file, predicate, timeoutMs) {
   }
 }
 
+/** @param {string} s */
 function nbsp(s) {
   return s.replace(/\u00a0/g, ' ');
 }
 
+/** @param {Page} page */
 async function ghostText(page) {
   const r = await page.evaluate(() => {
     const inline = [...document.querySelectorAll('.monaco-editor .ghost-text-decoration')].map((e) => e.textContent).join('');
     // Multi-line parts: token spans .ghost-text, one container (a view-zone line) per line.
+    /** @type {Element[]} */
     const containers = [];
     for (const span of document.querySelectorAll('.monaco-editor .ghost-text')) {
-      const c = span.closest('.view-line') || span.parentElement;
+      // The span lies inside a .monaco-editor, so it always has a parent element.
+      const c = /** @type {Element} */ (span.closest('.view-line') || span.parentElement);
       if (!containers.includes(c)) containers.push(c);
     }
     const blocks = containers.map((c) => [...c.querySelectorAll('.ghost-text')].map((e) => e.textContent).join('')).join('\n');
@@ -85,6 +99,10 @@ async function ghostText(page) {
   return { inline: nbsp(r.inline), blocks: nbsp(r.blocks) };
 }
 
+/**
+ * @param {Page} page
+ * @param {string} name
+ */
 async function openFile(page, name) {
   const row = page.locator(`.explorer-folders-view .monaco-list-row[aria-label="${name}"]`);
   try {
@@ -98,7 +116,9 @@ async function openFile(page, name) {
     await page.keyboard.press('Enter');
   }
   await page.locator(`.tab[aria-label*="${name}"], .tab[data-resource-name="${name}"]`).first().waitFor({ timeout: 15_000 });
-  await page.locator('.editor-instance .monaco-editor textarea, .editor-instance .monaco-editor .native-edit-context').first()
+  await page
+    .locator('.editor-instance .monaco-editor textarea, .editor-instance .monaco-editor .native-edit-context')
+    .first()
     .waitFor({ state: 'attached', timeout: 15_000 });
 }
 
@@ -125,6 +145,7 @@ async function main() {
   fs.writeFileSync(target, HEADER);
 
   let closeBrowser;
+  /** @type {Page | undefined} */
   let page;
   try {
     ({ close: closeBrowser, page } = await cs.openBrowser({ runDir: server.runDir, tmpDir: server.tmpDir, headless }));
@@ -171,9 +192,14 @@ async function main() {
         await page.keyboard.press('Alt+Backslash');
       }
       if (Date.now() - waitStart > ghostTimeout) {
-        const notes = await page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts().catch(() => []);
-        throw new Error(`no ghost text within ${ghostTimeout / 1000} s after typing (also asked with Alt+\\)` +
-          (notes.length ? `; notifications: ${notes.map((n) => JSON.stringify(n.replace(/\s+/g, ' '))).join(', ')}` : ''));
+        const notes = await page
+          .locator('.notifications-toasts .notification-list-item-message')
+          .allInnerTexts()
+          .catch(() => []);
+        throw new Error(
+          `no ghost text within ${ghostTimeout / 1000} s after typing (also asked with Alt+\\)` +
+            (notes.length ? `; notifications: ${notes.map((n) => JSON.stringify(n.replace(/\s+/g, ' '))).join(', ')}` : ''),
+        );
       }
       await sleep(200);
     }
@@ -183,17 +209,33 @@ async function main() {
     await page.screenshot({ path: path.join(RESULTS, 'e2e-ghost-text.png') });
 
     await page.keyboard.press('Tab');
-    const gone = await page.locator(GHOST_SELECTOR).first().waitFor({ state: 'detached', timeout: 5000 }).then(() => true, () => false);
+    const gone = await page
+      .locator(GHOST_SELECTOR)
+      .first()
+      .waitFor({ state: 'detached', timeout: 5000 })
+      .then(
+        () => true,
+        () => false,
+      );
     if (!gone && /^[ \t]/.test(shown.inline)) {
       // VS Code gives Tab to indentation when the cursor is in leading whitespace and the suggestion starts with
       // whitespace (context key inlineSuggestionHasIndentationLessThanTabSize).
-      console.error('[e2e] note: ghost text is still shown after Tab and starts with whitespace: Tab probably indented ' +
-        'instead of accepting (the suggestion should not repeat the indentation left of the cursor)');
+      console.error(
+        '[e2e] note: ghost text is still shown after Tab and starts with whitespace: Tab probably indented ' +
+          'instead of accepting (the suggestion should not repeat the indentation left of the cursor)',
+      );
     }
     await page.keyboard.press('Control+S');
-    const firstPiece = (shown.inline || shown.blocks).split('\n').map((l) => l.trim()).find((l) => l.length > 0) || '';
-    const saved = await pollFile(target, (t) => t.includes(TYPED) && t.length > HEADER.length + TYPED.length + 1 &&
-      (!firstPiece || t.includes(firstPiece)), 10_000);
+    const firstPiece =
+      (shown.inline || shown.blocks)
+        .split('\n')
+        .map((l) => l.trim())
+        .find((l) => l.length > 0) || '';
+    const saved = await pollFile(
+      target,
+      (t) => t.includes(TYPED) && t.length > HEADER.length + TYPED.length + 1 && (!firstPiece || t.includes(firstPiece)),
+      10_000,
+    );
     await page.screenshot({ path: path.join(RESULTS, 'e2e-accepted.png') });
     if (!saved) {
       const now = fs.existsSync(target) ? fs.readFileSync(target, 'utf8') : '(missing)';
@@ -203,14 +245,14 @@ async function main() {
     console.log(`[e2e] file after accept:\n${saved.slice(HEADER.length).replace(/^/gm, '    ')}`);
     return 0;
   } catch (err) {
-    console.error(`[e2e] FAILED: ${err && err.message ? err.message : err}`);
+    console.error(`[e2e] FAILED: ${err instanceof Error && err.message ? err.message : err}`);
     if (page) await page.screenshot({ path: path.join(RESULTS, 'e2e-failure.png') }).catch(() => {});
     console.error(`[e2e] logs: ${server.runDir} (code-server.log, user-data/logs, browser-console.log); screenshot test-results/e2e-failure.png`);
     return 1;
   } finally {
     if (closeBrowser) await closeBrowser();
     await server.stop();
-    fs.writeFileSync(path.join(RESULTS, 'e2e-timings.json'), JSON.stringify(timings, null, 2) + '\n');
+    fs.writeFileSync(path.join(RESULTS, 'e2e-timings.json'), `${JSON.stringify(timings, null, 2)}\n`);
   }
 }
 
@@ -220,7 +262,7 @@ main().then(
     process.exit(code);
   },
   (err) => {
-    console.error(`[e2e] ERROR: ${err && err.stack ? err.stack : err}`);
+    console.error(`[e2e] ERROR: ${err?.stack ? err.stack : err}`);
     process.exit(1);
   },
 );

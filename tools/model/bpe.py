@@ -1,7 +1,7 @@
 """Byte-level BPE (GPT-2 style) trainer and encoder that writes a Hugging Face tokenizer.json.
 
 The encoder here must give exactly the ids that `@huggingface/tokenizers` (JS) gives for the written
-tokenizer.json; `verify_tokenizer.mjs` checks that on sample text.
+tokenizer.json; `check_against_js` (through encode_js.cjs) checks that on sample text.
 
 Pre-tokenization: a code-friendly split regex (GPT-2 / cl100k family, without English contractions):
   - identifiers: optional leading space + letters/underscore   ` ?[\\p{L}_]+`
@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import heapq
 import json
+import os
+import subprocess
+import tempfile
 from collections import Counter, defaultdict
 from typing import Dict, Iterable, List, Sequence, Tuple
 
@@ -290,7 +293,6 @@ def tokenizer_config(model_max_length: int, special_tokens: Sequence[str] = SPEC
 
 
 def save(folder: str, vocab: Dict[str, int], merges, model_max_length: int) -> None:
-    import os
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "tokenizer.json"), "w", encoding="utf-8") as f:
         json.dump(to_tokenizer_json(vocab, merges), f, ensure_ascii=False)
@@ -298,23 +300,24 @@ def save(folder: str, vocab: Dict[str, int], merges, model_max_length: int) -> N
         json.dump(tokenizer_config(model_max_length), f, indent=2)
 
 
-def check_against_js(folder: str, texts: Sequence[str], encoder: "Encoder | None" = None) -> int:
-    """Encode texts with @huggingface/tokenizers (node) and with this module; raise on any difference.
-    Returns the number of tokens compared."""
-    import os
-    import subprocess
-    import tempfile
-    enc = encoder or Encoder.from_tokenizer_json(os.path.join(folder, "tokenizer.json"))
-    here = os.path.dirname(os.path.abspath(__file__))
+def js_encode(folder: str, texts: Sequence[str]) -> List[dict]:
+    """[{ids, roundtrip}] of each text by @huggingface/tokenizers (encode_js.cjs in node) with folder's tokenizer."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as f:
         json.dump(list(texts), f, ensure_ascii=False)
         tmp = f.name
     try:
-        r = subprocess.run(["node", os.path.join(here, "encode_js.cjs"), folder, tmp],
-                           capture_output=True, text=True, check=True)
+        r = subprocess.run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)), "encode_js.cjs"),
+                            folder, tmp], capture_output=True, text=True, check=True)
     finally:
         os.unlink(tmp)
-    js = json.loads(r.stdout)
+    return json.loads(r.stdout)
+
+
+def check_against_js(folder: str, texts: Sequence[str], encoder: "Encoder | None" = None) -> int:
+    """Encode texts with @huggingface/tokenizers (node) and with this module; raise on any difference.
+    Returns the number of tokens compared."""
+    enc = encoder or Encoder.from_tokenizer_json(os.path.join(folder, "tokenizer.json"))
+    js = js_encode(folder, texts)
     n = 0
     for t, j in zip(texts, js):
         py = enc.encode(t)

@@ -11,7 +11,7 @@ per-package byte cap. Whole packages are held out for validation.
 
 Output (in --out): train.jsonl, valid.jsonl ({"package", "path", "language", "text"}), manifest.json.
 
-usage: /usr/bin/python3 tools/model/corpus.py --npm /tmp/corpus-npm [/tmp/corpus-npm2 ...] --out tools/model/data
+usage: /usr/bin/python3 -m tools.model.corpus --npm /tmp/corpus-npm [/tmp/corpus-npm2 ...] --out tools/model/data
 """
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ import random
 import re
 import subprocess
 from collections import defaultdict
+
+from . import HERE, load_jsonl
 
 PERMISSIVE = re.compile(r"^(mit|expat|isc|0bsd|bsd([-_ ]?[234][-_ ]?clause)?|bsd|apache([-_ ]?2(\.0)?)?|apache-2\.0|"
                         r"psf(-2\.0)?|python(-2\.0)?|zlib|unlicense|cc0(-1\.0)?|wtfpl|blueoak-1\.0\.0|"
@@ -57,11 +59,6 @@ HELDOUT_CAP = 500_000
 
 MAX_FILE_BYTES = 200_000
 MIN_FILE_BYTES = 200
-
-
-def load_jsonl(path: str) -> list[dict]:
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(l) for l in f if l.strip()]
 
 
 def norm_licence(s: str) -> str:
@@ -206,7 +203,7 @@ def npm_sources(npm_root: str):
     return out
 
 
-def collect_files(src: dict, rng: random.Random):
+def collect_files(src: dict):
     roots = src.get("roots") or [src["root"]]
     npm = "npm_package" in src
     primary, secondary = [], []
@@ -234,7 +231,7 @@ def main():
     ap.add_argument("--npm", nargs="+", default=["/tmp/corpus-npm"],
                     help="npm scratch folders; a package name already taken from an earlier folder is skipped, and "
                          "later folders come last so that adding one leaves the earlier files and the held-out set as they were")
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"))
+    ap.add_argument("--out", default=os.path.join(HERE, "data"))
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--synthetic", help="a jsonl from tools/model/synthetic.py, appended to the training split")
     a = ap.parse_args()
@@ -259,7 +256,7 @@ def main():
             continue
         if src["package"] in HELDOUT:
             src["cap"] = HELDOUT_CAP
-        files = collect_files(src, rng)
+        files = collect_files(src)
         rng.shuffle(files)
         nbytes = nfiles = 0
         docs = []
@@ -280,7 +277,6 @@ def main():
                 rejected["package-cap"] += 1
                 continue
             seen_hash.add(h)
-            root = src.get("root") or os.path.dirname(path)
             rel = os.path.relpath(path, src["root"]) if "root" in src else \
                 os.path.relpath(path, "/usr/lib/python3/dist-packages")
             lang = "typescript" if path.endswith((".ts", ".tsx", ".mts", ".cts")) else lang

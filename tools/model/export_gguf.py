@@ -24,20 +24,22 @@ Weight formats (2-D weights whose rows are a multiple of 32; norms and biases st
   (ggml: low nibbles = codes 0..15 of the block, high nibbles = 16..31; MatMulNBits: consecutive pairs).
   The token embedding (and so the tied output) is Q4_0 too.
 
-usage: python3 export_gguf.py MODEL_DIR OUT.gguf [--safetensors FILE] [--q8_0 | --q4_0]
+usage: /usr/bin/python3 -m tools.model.export_gguf MODEL_DIR OUT.gguf [--safetensors FILE] [--q8_0 | --q4_0]
   --safetensors: default MODEL_DIR/model.safetensors (or the index of a sharded set)
-       python3 export_gguf.py --compare-codes OUT.gguf CONVERTED/onnx/model_q4.onnx
+       /usr/bin/python3 -m tools.model.export_gguf --compare-codes OUT.gguf CONVERTED/onnx/model_q4.onnx
   checks that a qwen2 Q4_0 GGUF and `ghostline convert --quant q4`'s graph carry the same codes and scales
 """
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
 import struct
-import sys
 
 import numpy as np
+
+from .safetensors_io import SafeTensors
 
 ALIGN = 32
 T_UINT32, T_INT32, T_FLOAT32, T_BOOL, T_STRING, T_ARRAY, T_UINT64 = 4, 5, 6, 7, 8, 9, 10
@@ -47,57 +49,6 @@ GGML_Q8_0 = 8  # blocks of 32 weights: an fp16 scale, then 32 int8 (ggml-common.
 BLOCK_BYTES = {GGML_Q4_0: 18, GGML_Q8_0: 34}
 FILE_TYPE = {GGML_F32: 0, GGML_Q4_0: 2, GGML_Q8_0: 7}  # LLAMA_FTYPE_ALL_F32 / MOSTLY_Q4_0 / MOSTLY_Q8_0
 ROWS_PER_CHUNK_FLOATS = 1 << 22  # ~4M floats per chunk of rows
-
-
-class SafeTensors:
-    """Tensors of a checkpoint (one file or a sharded set), read lazily through memory maps as float32."""
-
-    def __init__(self, path: str) -> None:
-        if path.endswith(".index.json"):
-            index = json.load(open(path))
-            files = sorted(set(index["weight_map"].values()))
-            paths = [os.path.join(os.path.dirname(path), f) for f in files]
-        else:
-            paths = [path]
-        self.entries: dict[str, tuple[np.memmap, dict, int, str]] = {}
-        for p in paths:
-            with open(p, "rb") as f:
-                n = struct.unpack("<Q", f.read(8))[0]
-                header = json.loads(f.read(n))
-            mm = np.memmap(p, dtype=np.uint8, mode="r")
-            for name, info in header.items():
-                if name != "__metadata__":
-                    self.entries[name] = (mm, info, 8 + n, p)
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.entries
-
-    def shape(self, name: str) -> list[int]:
-        return list(self.entries[name][1]["shape"])
-
-    def rows(self, name: str, r0: int, r1: int) -> np.ndarray:
-        """Rows r0..r1 of a tensor (its first dimension), as float32 [r1 - r0, ...]."""
-        mm, info, base, path = self.entries[name]
-        shape = info["shape"]
-        dt = info["dtype"]
-        size = {"BF16": 2, "F16": 2, "F32": 4}.get(dt)
-        if size is None:
-            raise SystemExit(f"{path}: tensor {name} has dtype {dt}; only BF16, F16 and F32 are supported")
-        row = int(np.prod(shape[1:])) if len(shape) > 1 else 1
-        a, b = info["data_offsets"]
-        if b - a != size * int(np.prod(shape)):
-            raise SystemExit(f"{path}: tensor {name}: data_offsets {a}..{b} disagree with shape {shape} {dt}")
-        raw = mm[base + a + r0 * row * size: base + a + r1 * row * size]
-        if dt == "BF16":  # the top half of a float32
-            out = (raw.view("<u2").astype(np.uint32) << 16).view(np.float32)
-        elif dt == "F16":
-            out = raw.view("<f2").astype(np.float32)
-        else:
-            out = raw.view("<f4").astype(np.float32)
-        return out.reshape([r1 - r0] + list(shape[1:]))
-
-    def all(self, name: str) -> np.ndarray:
-        return self.rows(name, 0, self.shape(name)[0])
 
 
 def permute_rope(w: np.ndarray, n_head: int) -> np.ndarray:
@@ -258,7 +209,8 @@ def read_gguf(path: str) -> tuple[dict, dict]:
     if bytes(mm[:4]) != b"GGUF":
         raise SystemExit(f"{path}: not a GGUF file")
     pos = 4
-    version, n_tensors, n_kv = take("I"), take("Q"), take("Q")
+    take("I")  # version
+    n_tensors, n_kv = take("Q"), take("Q")
     meta = {}
     for _ in range(n_kv):
         k = string()
@@ -284,7 +236,6 @@ def compare_q4_codes(gguf: str, onnx_file: str) -> dict:
 
     meta, tensors = read_gguf(gguf)
     arch = meta["general.architecture"]
-    n_head, n_kv = meta[f"{arch}.attention.head_count"], meta[f"{arch}.attention.head_count_kv"]
     head_dim = meta[f"{arch}.attention.key_length"]
     m = onnx.load(onnx_file, load_external_data=False)
     folder = os.path.dirname(os.path.abspath(onnx_file))
@@ -459,19 +410,23 @@ def export(model_dir: str, out: str, safetensors: str | None = None, q8: bool = 
     return info
 
 
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("model_dir", nargs="?", help="Hugging Face checkpoint folder")
+    ap.add_argument("out", nargs="?", help="the .gguf file to write")
+    ap.add_argument("--safetensors", help="default MODEL_DIR/model.safetensors (or the index of a sharded set)")
+    q = ap.add_mutually_exclusive_group()
+    q.add_argument("--q8_0", action="store_true")
+    q.add_argument("--q4_0", action="store_true")
+    ap.add_argument("--compare-codes", nargs=2, metavar=("GGUF", "ONNX"), help="compare, do not export")
+    a = ap.parse_args()
+    if a.compare_codes:
+        compare_q4_codes(*a.compare_codes)
+    elif a.model_dir and a.out:
+        export(a.model_dir, a.out, a.safetensors, a.q8_0, a.q4_0)
+    else:
+        ap.error("MODEL_DIR and OUT.gguf are needed")
+
+
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    if args[:1] == ["--compare-codes"] and len(args) == 3:
-        compare_q4_codes(args[1], args[2])
-        sys.exit(0)
-    st_arg = None
-    q8 = "--q8_0" in args
-    q4 = "--q4_0" in args
-    args = [x for x in args if x not in ("--q8_0", "--q4_0")]
-    if "--safetensors" in args:
-        i = args.index("--safetensors")
-        st_arg = args[i + 1]
-        del args[i: i + 2]
-    if len(args) != 2:
-        raise SystemExit(__doc__)
-    export(args[0], args[1], st_arg, q8, q4)
+    main()

@@ -6,7 +6,7 @@ Contract (opset 17):
           num_logits_to_keep int64 0-d (N > 0: logits of the last N positions; 0: all positions)
   outputs logits float32 [batch, N, vocab]; present.{i}.key / .value [batch, kv_heads, past+seq, head_dim]
 
-usage: python3 export_onnx.py --checkpoint ckpt.pt --out models/name [--check]
+usage: /usr/bin/python3 -m tools.model.export_onnx --checkpoint ckpt.pt --out models/name [--check]
 """
 from __future__ import annotations
 
@@ -14,17 +14,14 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import warnings
 
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from llama import LlamaConfig, LlamaForCausalLM, save_safetensors, state_dict_hf  # noqa: E402
-
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+from . import HERE, REPO
+from .llama import LlamaConfig, LlamaForCausalLM, save_safetensors, state_dict_hf
 
 
 class OnnxWrapper(torch.nn.Module):
@@ -36,11 +33,12 @@ class OnnxWrapper(torch.nn.Module):
         n = self.m.cfg.num_hidden_layers
         past = [(rest[2 * i], rest[2 * i + 1]) for i in range(n)]
         keep = rest[2 * n]
-        logits, presents = self.m(input_ids, attention_mask, position_ids, past, keep)
-        flat = [logits]
-        for k, v in presents:
-            flat += [k, v]
-        return tuple(flat)
+        return flat_outputs(*self.m(input_ids, attention_mask, position_ids, past, keep))
+
+
+def flat_outputs(logits, presents) -> tuple:
+    """(logits, present.0.key, present.0.value, ...): the output order of every exported decoder."""
+    return (logits,) + tuple(t for kv in presents for t in kv)
 
 
 def io_names(n_layers: int):
@@ -70,14 +68,21 @@ def export(model: LlamaForCausalLM, path: str, opset: int = 17) -> None:
         for kind in ("key", "value"):
             dyn[f"past_key_values.{i}.{kind}"] = {0: "batch", 2: "past"}
             dyn[f"present.{i}.{kind}"] = {0: "batch", 2: "total"}
+    trace_export(OnnxWrapper(model), args, path, inputs, outputs, dyn, opset)
+
+
+def trace_export(wrapper: torch.nn.Module, args, path: str, inputs, outputs, dynamic_axes: dict,
+                 opset: int = 17) -> None:
+    """torch.onnx's trace of wrapper (a module holding the model as .m) into path, with the initializers renamed
+    to the model's own (HF) names, checked and saved."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(OnnxWrapper(model), tuple(args), path, input_names=inputs, output_names=outputs,
-                          dynamic_axes=dyn, opset_version=opset, do_constant_folding=True)
+        torch.onnx.export(wrapper, tuple(args), path, input_names=inputs, output_names=outputs,
+                          dynamic_axes=dynamic_axes, opset_version=opset, do_constant_folding=True)
     import onnx
     m = onnx.load(path)
-    # initializer names from the wrapper ("m.model.layers.0...") -> HF names ("model.layers.0...")
+    # "m.model.layers.0..." (the wrapper's attribute) -> "model.layers.0..."
     ren = {i.name: i.name[2:] for i in m.graph.initializer if i.name.startswith("m.")}
     for i in m.graph.initializer:
         if i.name in ren:
@@ -86,7 +91,7 @@ def export(model: LlamaForCausalLM, path: str, opset: int = 17) -> None:
         for j, x in enumerate(n.input):
             if x in ren:
                 n.input[j] = ren[x]
-    onnx.checker.check_model(m)
+    onnx.checker.check_model(m)  # by attribute: make_random_model.external_data_io swaps these for > 2 GB models
     onnx.save(m, path)
 
 
@@ -172,7 +177,7 @@ def check_with_node(model: LlamaForCausalLM, onnx_path: str, tol: float = 1e-4) 
         manifest.append(entry)
     with open(os.path.join(tmp, "cases.json"), "w") as f:
         json.dump(manifest, f)
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_onnx.cjs")
+    script = os.path.join(HERE, "check_onnx.cjs")
     r = subprocess.run(["node", script, onnx_path, tmp], capture_output=True, text=True, cwd=REPO)
     print(r.stdout.strip())
     if r.returncode != 0:

@@ -12,10 +12,10 @@
      within the size budget, the licence manifest;
   5. greedy completions of a few prompts through the shipped folder (tokenizer + ONNX in node).
 
-Needs the built sources: `node esbuild.js` (dist/cli.js, the converter) and `npx tsc -p .` (out/src/engine, the
-runtime that onnx_eval.cjs and greedy.cjs feed).
+Needs the built sources: `node esbuild.js` (dist/cli.js, the converter) and `npx tsc -p .` (out/src/engine/model,
+the runtime that onnx_eval.cjs and greedy.cjs feed).
 
-usage: /usr/bin/python3 tools/model/finalize.py --run tools/model/runs/r1 --model models/ghostline-code-small
+usage: /usr/bin/python3 -m tools.model.finalize --run tools/model/runs/r1 --model models/ghostline-code-small
 """
 from __future__ import annotations
 
@@ -25,19 +25,15 @@ import math
 import os
 import shutil
 import subprocess
-import sys
 
 import torch
 import torch.nn.functional as F
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import bpe  # noqa: E402
-from export_onnx import load_checkpoint, write_folder_files  # noqa: E402
-from llama import save_safetensors, state_dict_hf  # noqa: E402
-from train import build_valid, load_jsonl, tokenize_corpus  # noqa: E402
+from . import HERE, REPO, bpe, dir_size, load_jsonl
+from .export_onnx import load_checkpoint, write_folder_files
+from .llama import save_safetensors, state_dict_hf
+from .train import build_valid, tokenize_corpus
 
-REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 PROMPTS = [
     "def fibonacci(n):\n    if n <",
     "function add(a: number, b: number) {\n  return",
@@ -54,12 +50,8 @@ PROMPTS = [
 
 VARIANTS = ("fp32", "int8", "q4")  # `ghostline convert --quant` values
 CLI = os.path.join(REPO, "dist", "cli.js")
-ENGINE = os.path.join(REPO, "out", "src", "engine", "onnxModel.js")
+ENGINE = os.path.join(REPO, "out", "src", "engine", "model", "onnxModel.js")
 FP32_TOL = 1e-3  # nats/token between the fp32 variant and torch fp32 on the same weights
-
-
-def dir_size(folder):
-    return sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(folder) for f in fs)
 
 
 def write_checkpoint_folder(model, folder: str, tokenizer_dir: str, extra_config: dict) -> None:

@@ -3,10 +3,10 @@
 //   a prompt containing "<CURSOR>" is run as FIM in Ghostline's layout:
 //   <fim_prefix>lines above<fim_suffix>rest of the line and lines below<fim_middle>cursor line up to the cursor
 // Either decoder contract (the converter's lean one or Hugging Face's), through the engine's OnnxCausalLM: build
-// the sources first (npx tsc -p .: out/src/engine/onnxModel.js).
+// the sources first (npx tsc -p .: out/src/engine/model/onnxModel.js).
 const fs = require('fs');
 const path = require('path');
-const { OnnxCausalLM } = require(path.resolve(__dirname, '../../out/src/engine/onnxModel.js'));
+const { OnnxCausalLM } = require(path.resolve(__dirname, '../../out/src/engine/model/onnxModel.js'));
 const { Tokenizer } = require(path.resolve(__dirname, '../../node_modules/@huggingface/tokenizers'));
 
 (async () => {

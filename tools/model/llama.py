@@ -6,14 +6,15 @@ grouped KV heads, optional q/k/v bias. One forward serves training (no cache) an
 """
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from . import safetensors_io
 
 
 @dataclass
@@ -87,12 +88,43 @@ def rotate_half(x):
     return torch.cat((-x[..., d:], x[..., :d]), dim=-1)
 
 
-def rope_cos_sin(position_ids: torch.Tensor, head_dim: int, theta: float, dtype):
-    """position_ids [b, s] -> cos, sin [b, 1, s, head_dim] (HF layout: frequencies repeated twice)."""
+def rope_cos_sin(position_ids: torch.Tensor, head_dim: int, theta: float, dtype=None, linear_factor=None):
+    """position_ids [b, s] -> cos, sin [b, 1, s, head_dim] (HF layout: frequencies repeated twice), cast to dtype
+    when given (a traced graph keeps even a no-op cast); linear_factor: rope_scaling linear (positions / factor)."""
     inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
-    freqs = position_ids.float()[:, :, None] * inv_freq[None, None, :]
+    t = position_ids.float()
+    if linear_factor:
+        t = t / linear_factor
+    freqs = t[:, :, None] * inv_freq[None, None, :]
     emb = torch.cat((freqs, freqs), dim=-1)
-    return emb.cos()[:, None].to(dtype), emb.sin()[:, None].to(dtype)
+    cast = (lambda x: x) if dtype is None else (lambda x: x.to(dtype))
+    return cast(emb.cos()[:, None]), cast(emb.sin()[:, None])
+
+
+def causal_mask(s: int, past_len, attention_mask=None):
+    """bool [1 or b, 1, s, past_len + s]: new query i (absolute index past_len + i) sees key j iff j <= past_len + i,
+    and only keys whose attention_mask is 1."""
+    q_idx = torch.arange(s, dtype=torch.long) + past_len
+    k_idx = torch.arange(past_len + s, dtype=torch.long)
+    mask = (k_idx[None, :] <= q_idx[:, None])[None, None]
+    return mask if attention_mask is None else mask & (attention_mask[:, None, None, :] > 0)
+
+
+def repeat_kv(k, v, b, kvh: int, rep: int, hd: int):
+    """Grouped-query attention: each of the kvh key/value heads serves rep query heads. b is the batch size the
+    caller read from its input: reading it from k here would add shape ops to a traced graph."""
+    if rep == 1:
+        return k, v
+    t = k.shape[2]
+    return (k[:, :, None].expand(b, kvh, rep, t, hd).reshape(b, kvh * rep, t, hd),
+            v[:, :, None].expand(b, kvh, rep, t, hd).reshape(b, kvh * rep, t, hd))
+
+
+def last_positions(x, keep):
+    """x [b, s, h] -> its last `keep` positions (keep: 0-d int tensor; 0 = all)."""
+    seq = x.shape[1]
+    start = torch.where(keep > 0, seq - keep, torch.zeros_like(keep))
+    return torch.index_select(x, 1, torch.arange(start, seq))
 
 
 class Attention(nn.Module):
@@ -118,11 +150,7 @@ class Attention(nn.Module):
             k = torch.cat([past[0].to(k.dtype), k], dim=2)
             v = torch.cat([past[1].to(v.dtype), v], dim=2)
         present = (k, v)
-        rep = nh // kvh
-        if rep > 1:
-            t = k.shape[2]
-            k = k[:, :, None].expand(b, kvh, rep, t, hd).reshape(b, nh, t, hd)
-            v = v[:, :, None].expand(b, kvh, rep, t, hd).reshape(b, nh, t, hd)
+        k, v = repeat_kv(k, v, b, kvh, nh // kvh, hd)
         scores = torch.matmul(q, k.transpose(2, 3)) * (1.0 / math.sqrt(hd))
         if mask.dtype == torch.bool:  # inference / export: fp32 softmax
             scores = scores.float().masked_fill(~mask, -1e9)
@@ -211,13 +239,8 @@ class LlamaForCausalLM(nn.Module):
         if position_ids is None:
             position_ids = (torch.arange(s, dtype=torch.long) + past_len)[None].expand(b, s)
         cos, sin = rope_cos_sin(position_ids, cfg.head_dim, cfg.rope_theta, x.dtype)
-        # causal: new query i (absolute index past+i) may see key j iff j <= past+i; plus padding mask
-        q_idx = torch.arange(s, dtype=torch.long) + past_len
-        k_idx = torch.arange(past_len + s, dtype=torch.long)
-        mask = (k_idx[None, :] <= q_idx[:, None])[None, None]
-        if attention_mask is not None:
-            mask = mask & (attention_mask[:, None, None, :] > 0)
-        elif past_key_values is None and not torch.jit.is_tracing():
+        mask = causal_mask(s, past_len, attention_mask)
+        if attention_mask is None and past_key_values is None and not torch.jit.is_tracing():
             # plain causal training: additive mask in the dtype attention scores will have
             dt = torch.get_autocast_cpu_dtype() if torch.is_autocast_cpu_enabled() else x.dtype
             mask = torch.zeros(s, s, dtype=dt).masked_fill(~mask[0, 0], -1e4 if dt != torch.float32 else -1e9)
@@ -228,11 +251,7 @@ class LlamaForCausalLM(nn.Module):
             presents.append(present)
         x = self.model.norm(x)
         if num_logits_to_keep is not None:
-            seq = x.shape[1]
-            k = num_logits_to_keep
-            start = torch.where(k > 0, seq - k, torch.zeros_like(k))
-            idx = torch.arange(start, seq)
-            x = torch.index_select(x, 1, idx)
+            x = last_positions(x, num_logits_to_keep)
         logits = self.lm_head(x)
         return logits, presents
 
@@ -247,45 +266,21 @@ def state_dict_hf(model: LlamaForCausalLM) -> dict:
 
 
 def save_safetensors(path: str, tensors: dict, metadata: Optional[dict] = None) -> None:
-    """Write the safetensors format by hand: u64 LE header size, JSON header, raw LE data."""
-    import struct
-    header = {}
-    if metadata:
-        header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
-    offset = 0
-    blobs = []
+    """torch tensors -> a safetensors file (names sorted, as the safetensors library writes them)."""
+    dtypes = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16", torch.int64: "I64"}
+    entries, blobs = [], []
     for name in sorted(tensors):
         t = tensors[name].detach().cpu().contiguous()
-        dt = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16", torch.int64: "I64"}[t.dtype]
         data = t.numpy().tobytes() if t.dtype != torch.bfloat16 else t.view(torch.int16).numpy().tobytes()
-        header[name] = {"dtype": dt, "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        offset += len(data)
+        entries.append((name, dtypes[t.dtype], list(t.shape), len(data)))
         blobs.append(data)
-    hb = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    hb += b" " * ((8 - len(hb) % 8) % 8)
     with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(hb)))
-        f.write(hb)
+        f.write(safetensors_io.encode_header(entries, metadata))
         for d in blobs:
             f.write(d)
 
 
 def load_safetensors(path: str) -> dict:
-    import struct
-    import numpy as np
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        a, b = info["data_offsets"]
-        if info["dtype"] == "BF16":  # numpy has no bfloat16: read the raw 16-bit words and view them as bf16
-            raw = torch.from_numpy(np.frombuffer(data[a:b], dtype=np.int16).copy())
-            out[name] = raw.view(torch.bfloat16).float().reshape(info["shape"])
-            continue
-        np_dt = {"F32": np.float32, "F16": np.float16, "I64": np.int64}[info["dtype"]]
-        out[name] = torch.from_numpy(np.frombuffer(data[a:b], dtype=np_dt).copy().reshape(info["shape"]))
-    return out
+    """HF-named float32 tensors of a .safetensors file (or a sharded set's .index.json)."""
+    st = safetensors_io.SafeTensors(path)
+    return {name: torch.from_numpy(st.all(name)) for name in st}

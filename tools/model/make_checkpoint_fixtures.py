@@ -23,31 +23,27 @@ Cases:
 The model classes are make_family_fixtures.py's FamilyLM (with 2 layers); seeds are tried until the greedy
 continuation varies, avoids special tokens, and every greedy step has a clear top1-top2 margin.
 
-usage: OMP_NUM_THREADS=1 nice -n 10 /usr/bin/python3 tools/model/make_checkpoint_fixtures.py [case ...]
+usage: OMP_NUM_THREADS=1 nice -n 10 /usr/bin/python3 -m tools.model.make_checkpoint_fixtures [case ...]
+           [--out test/fixtures/checkpoints]
 (needs node + node_modules/@huggingface/tokenizers for the prompt ids, like make_family_fixtures.py)
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
-import sys
 
 import numpy as np
 import torch
 import torch.nn as nn
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-try:
-    import regex  # noqa: F401  only make_family_fixtures' tokenizer training (not used here) needs it
-except ImportError:  # Debian's python3 may lack it: stand in for the patterns bpe.py compiles at import
-    import types
-    sys.modules["regex"] = types.SimpleNamespace(compile=lambda *a, **k: None, escape=lambda s: s)
-from llama import save_safetensors  # noqa: E402
-from make_family_fixtures import FAMILIES, HIDDEN, FamilyLM, Layer, config_json, init_weights, js_encode  # noqa: E402
+from . import REPO
+from .bpe import js_encode
+from .fixtures import greedy_rows, min_margin
+from .llama import save_safetensors
+from .make_family_fixtures import FAMILIES, HIDDEN, FamilyLM, Layer, config_json, init_weights
 
-REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 FAM_ROOT = os.path.join(REPO, "test", "fixtures", "families")
 OUT_ROOT = os.path.join(REPO, "test", "fixtures", "checkpoints")
 N_LAYERS, N_GREEDY, N_STEP_ROWS, N_LONG, N_LONG_GREEDY = 2, 16, 4, 300, 8
@@ -84,19 +80,8 @@ def build(f: dict, vocab: int, seed: int, dtype: torch.dtype, special: list, pad
 
 
 def greedy(model: FamilyLM, ids: list, n: int):
-    """KV-cache greedy decode. rows[0] = logits of the last prompt position, rows[i] after feeding tokens[i-1]."""
-    with torch.no_grad():
-        s = len(ids)
-        logits, past = model(torch.tensor([ids]), torch.ones(1, s, dtype=torch.long), torch.arange(s)[None])
-        rows = [logits[0, -1].clone()]
-        toks = [int(rows[-1].argmax())]
-        for i in range(n - 1):
-            pos = s + i
-            logits, past = model(torch.tensor([[toks[-1]]]), torch.ones(1, pos + 1, dtype=torch.long),
-                                 torch.tensor([[pos]]), past)
-            rows.append(logits[0, -1].clone())
-            toks.append(int(rows[-1].argmax()))
-    return torch.stack(rows), toks
+    """n greedy tokens with the KV cache. rows[0] = logits of the last prompt position, rows[i] after tokens[i-1]."""
+    return greedy_rows(model, ids, n - 1)
 
 
 def recompute_diff(model: FamilyLM, ids: list, toks: list, rows: torch.Tensor) -> float:
@@ -108,11 +93,6 @@ def recompute_diff(model: FamilyLM, ids: list, toks: list, rows: torch.Tensor) -
     ref = logits[0, len(ids) - 1:]
     assert [int(r.argmax()) for r in ref] == toks, "KV cache and full recompute disagree on greedy tokens"
     return float((ref - rows).abs().max())
-
-
-def margin(rows: torch.Tensor) -> float:
-    top2 = rows.topk(2, dim=-1).values
-    return float((top2[:, 0] - top2[:, 1]).min())
 
 
 def hf_config(case: dict, f: dict, vocab: int, ids: dict) -> dict:
@@ -148,7 +128,7 @@ def write_weights(out: str, model: FamilyLM, tied: bool, dtype: torch.dtype, sha
     return files + ["model.safetensors.index.json"]
 
 
-def make(name: str) -> dict:
+def make(name: str, out_root: str) -> dict:
     case = CASES[name]
     fam_dir = os.path.join(FAM_ROOT, case["family"])
     f = dict(FAMILIES[case["family"]], heads=case["heads"], kv_heads=case["kv_heads"],
@@ -172,16 +152,16 @@ def make(name: str) -> dict:
     for seed in range(500):
         model = build(f, vocab, seed, dtype, special, pad)
         rows, toks = greedy(model, prompt_ids, N_GREEDY)
-        if len(set(toks)) < 5 or banned & set(toks) or margin(rows) < MIN_MARGIN:
+        if len(set(toks)) < 5 or banned & set(toks) or min_margin(rows) < MIN_MARGIN:
             continue
         lrows, ltoks = greedy(model, long_ids, N_LONG_GREEDY)
-        if len(set(ltoks)) >= 3 and not banned & set(ltoks) and margin(lrows) >= MIN_MARGIN:
+        if len(set(ltoks)) >= 3 and not banned & set(ltoks) and min_margin(lrows) >= MIN_MARGIN:
             break
     else:
         raise SystemExit(f"{name}: no seed gave a clear, varied greedy continuation")
     diff = max(recompute_diff(model, prompt_ids, toks, rows), recompute_diff(model, long_ids, ltoks, lrows))
 
-    out = os.path.join(OUT_ROOT, name)
+    out = os.path.join(out_root, name)
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     for fn in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
@@ -198,7 +178,7 @@ def make(name: str) -> dict:
         "prefill_last_logits": f32_list(rows[0]),
         "logits_by_step": [f32_list(r) for r in rows[:N_STEP_ROWS]],
         "long_prompt_ids": long_ids, "long_greedy_ids": ltoks, "long_prefill_last_logits": f32_list(lrows[0]),
-        "min_margin": round(min(margin(rows), margin(lrows)), 6),
+        "min_margin": round(min(min_margin(rows), min_margin(lrows)), 6),
         "kv_cache_vs_recompute_max_abs_diff": diff,
         "notes": "Computed by tools/model/make_checkpoint_fixtures.py with torch in float32 from the weights as "
                  "stored (rounded to the storage dtype, then upcast to float32). Positions 0..n-1, no padding. "
@@ -220,9 +200,15 @@ def make(name: str) -> dict:
 
 
 def main():
+    ap = argparse.ArgumentParser(description="random-weight HF checkpoint folders with torch references")
+    ap.add_argument("cases", nargs="*", help=f"default: all ({', '.join(CASES)})")
+    ap.add_argument("--out", default=OUT_ROOT, help="folder that gets one folder per case (default %(default)s)")
+    a = ap.parse_args()
+    if set(a.cases) - set(CASES):
+        ap.error(f"unknown cases {sorted(set(a.cases) - set(CASES))}")
     torch.set_num_threads(1)
-    for name in sys.argv[1:] or list(CASES):
-        make(name)
+    for name in a.cases or list(CASES):
+        make(name, a.out)
 
 
 if __name__ == "__main__":

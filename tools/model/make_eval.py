@@ -5,7 +5,7 @@ Each sample: the cursor is at a random position inside a non-blank line (after i
 last character); expected = the rest of that line (without the newline); prefix = up to 1500 characters
 before the cursor; suffix = up to 500 characters after the end of that line (starting with its newline).
 
-usage: /usr/bin/python3 tools/model/make_eval.py [--data tools/model/data] [--n 200]
+usage: /usr/bin/python3 -m tools.model.make_eval [--data tools/model/data] [--n 200]
 """
 import argparse
 import json
@@ -13,7 +13,7 @@ import os
 import random
 from collections import defaultdict
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from . import HERE, load_jsonl
 
 
 def main():
@@ -26,7 +26,7 @@ def main():
     ap.add_argument("--suffix-chars", type=int, default=500)
     a = ap.parse_args()
     rng = random.Random(a.seed)
-    docs = [json.loads(line) for line in open(os.path.join(a.data, "valid.jsonl"), encoding="utf-8")]
+    docs = load_jsonl(os.path.join(a.data, "valid.jsonl"))
     by_lang = defaultdict(list)
     for d in docs:
         by_lang[d["language"]].append(d)

@@ -23,20 +23,18 @@ Export variants:
                   graph), weights int8 (MatMulNBits, tools/model/quantize.py); the torch reference uses the
                   same dequantized weights
 
-usage: nice -n 10 /usr/bin/python3 tools/model/make_family_fixtures.py [family ...]
+usage: nice -n 10 /usr/bin/python3 -m tools.model.make_family_fixtures [family ...] [--out test/fixtures/families]
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import math
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import warnings
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 import numpy as np
 import onnx
@@ -46,14 +44,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 from onnx import TensorProto, helper, numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import bpe  # noqa: E402
-from llama import rotate_half  # noqa: E402
-from make_fixtures import TRAIN_TEXT  # noqa: E402
-from quantize import quantize_blocks, quantize_model  # noqa: E402
+from . import REPO, bpe, dir_size
+from .export_onnx import flat_outputs, trace_export
+from .fixtures import TRAIN_TEXT, greedy_rows, min_margin, reference_fields, unprintable_byte
+from .llama import causal_mask, last_positions, repeat_kv, rope_cos_sin, rotate_half
+from .quantize import int8_rows, quantize_blocks, quantize_model
 
-REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 OUT_ROOT = os.path.join(REPO, "test", "fixtures", "families")
 N_DECODE = 5
 HIDDEN = 128
@@ -200,11 +196,7 @@ class Attention(nn.Module):
             k = torch.cat([past[0].float(), k], dim=2)
             v = torch.cat([past[1].float(), v], dim=2)
         present = (k.half(), v.half()) if kv_half else (k, v)
-        rep = nh // kvh
-        if rep > 1:
-            t = k.shape[2]
-            k = k[:, :, None].expand(b, kvh, rep, t, hd).reshape(b, nh, t, hd)
-            v = v[:, :, None].expand(b, kvh, rep, t, hd).reshape(b, nh, t, hd)
+        k, v = repeat_kv(k, v, b, kvh, nh // kvh, hd)
         scores = torch.matmul(q, k.transpose(2, 3)) * (1.0 / math.sqrt(hd))
         scores = scores.masked_fill(~mask, -1e9)
         out = torch.matmul(torch.softmax(scores, dim=-1), v).transpose(1, 2).reshape(b, s, nh * hd)
@@ -270,26 +262,15 @@ class FamilyLM(nn.Module):
             position_ids = attention_mask.long().cumsum(-1) - 1
             position_ids = position_ids.masked_fill(attention_mask == 0, 1)
             position_ids = position_ids[:, -s:]
-        hd = f["head_dim"]
-        inv_freq = 1.0 / (f["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.float32) / hd))
-        t = position_ids.float()
-        if f["rope_factor"]:  # rope_scaling {"type": "linear"}: positions divided by the factor
-            t = t / f["rope_factor"]
-        freqs = t[:, :, None] * inv_freq[None, None, :]
-        emb = torch.cat((freqs, freqs), dim=-1)
-        cos, sin = emb.cos()[:, None], emb.sin()[:, None]
-        q_idx = torch.arange(s, dtype=torch.long) + past_len
-        k_idx = torch.arange(past_len + s, dtype=torch.long)
-        mask = (k_idx[None, :] <= q_idx[:, None])[None, None] & (attention_mask[:, None, None, :] > 0)
+        cos, sin = rope_cos_sin(position_ids, f["head_dim"], f["rope_theta"], linear_factor=f["rope_factor"])
+        mask = causal_mask(s, past_len, attention_mask)
         presents = []
         for i, layer in enumerate(self.model.layers):
             x, present = layer(x, cos, sin, mask, past[i] if past is not None else None, kv_half)
             presents.append(present)
         x = self.model.norm(x)
         if keep is not None:
-            seq = x.shape[1]
-            start = torch.where(keep > 0, seq - keep, torch.zeros_like(keep))
-            x = torch.index_select(x, 1, torch.arange(start, seq))
+            x = last_positions(x, keep)
         logits = self.lm_head(x)
         if logits_half:
             logits = logits.half()
@@ -320,32 +301,14 @@ def init_weights(model: FamilyLM, seed: int, shrink_ids: List[int], pad_ids: Lis
 
 # --------------------------------------------------------------------------- reference
 
-def empty_past(f: dict, kv_half: bool):
-    dt = torch.float16 if kv_half else torch.float32
-    return [(torch.zeros(1, f["kv_heads"], 0, f["head_dim"], dtype=dt),
-             torch.zeros(1, f["kv_heads"], 0, f["head_dim"], dtype=dt))]
-
-
 def greedy_reference(model: FamilyLM, prompt_ids: List[int], kv_half: bool, logits_half: bool):
     """rows[0]: logits of the last prompt position; rows[i]: after feeding greedy_tokens[i-1]."""
-    n = len(prompt_ids)
-    with torch.no_grad():
-        logits, past = model(torch.tensor([prompt_ids]), torch.ones(1, n, dtype=torch.long),
-                             torch.arange(n)[None], empty_past(model.f, kv_half), None, kv_half, logits_half)
-        rows = [logits[0, -1].float().clone()]
-        tokens = [int(rows[-1].argmax())]
-        for step in range(N_DECODE):
-            pos = n + step
-            logits, past = model(torch.tensor([[tokens[-1]]]), torch.ones(1, pos + 1, dtype=torch.long),
-                                 torch.tensor([[pos]]), past, None, kv_half, logits_half)
-            rows.append(logits[0, -1].float().clone())
-            tokens.append(int(rows[-1].argmax()))
-    return torch.stack(rows), tokens
-
-
-def min_margin(rows: torch.Tensor) -> float:
-    top2 = rows.topk(2, dim=-1).values
-    return float((top2[:, 0] - top2[:, 1]).min())
+    f = model.f
+    dt = torch.float16 if kv_half else torch.float32
+    empty = [(torch.zeros(1, f["kv_heads"], 0, f["head_dim"], dtype=dt),
+              torch.zeros(1, f["kv_heads"], 0, f["head_dim"], dtype=dt))]
+    return greedy_rows(lambda ids, mask, pos, past: model(ids, mask, pos, past, None, kv_half, logits_half),
+                       prompt_ids, N_DECODE, empty)
 
 
 # --------------------------------------------------------------------------- export
@@ -366,11 +329,7 @@ class Wrapper(nn.Module):
             past = [(rest[i], rest[i + 1])]
             i += 2
         keep = rest[i] if self.keep else None
-        logits, presents = self.m(input_ids, attention_mask, pos, past, keep, self.kv_half, self.logits_half)
-        flat = [logits]
-        for k, v in presents:
-            flat += [k, v]
-        return tuple(flat)
+        return flat_outputs(*self.m(input_ids, attention_mask, pos, past, keep, self.kv_half, self.logits_half))
 
 
 def export(model: FamilyLM, path: str, pos: bool = True, past: bool = True, keep: bool = True,
@@ -399,22 +358,8 @@ def export(model: FamilyLM, path: str, pos: bool = True, past: bool = True, keep
     outputs = ["logits", "present.0.key", "present.0.value"]
     for o in outputs[1:]:
         dyn[o] = {0: "batch_size", 2: "total_sequence_length"}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(Wrapper(model, pos, past, keep, kv_half, logits_half).eval(), tuple(args), path,
-                          input_names=inputs, output_names=outputs, dynamic_axes=dyn, opset_version=OPSET,
-                          do_constant_folding=True)
-    m = onnx.load(path)
-    ren = {i.name: i.name[2:] for i in m.graph.initializer if i.name.startswith("m.")}
-    for i in m.graph.initializer:
-        if i.name in ren:
-            i.name = ren[i.name]
-    for n in m.graph.node:
-        for j, x in enumerate(n.input):
-            if x in ren:
-                n.input[j] = ren[x]
-    onnx.checker.check_model(m)
-    onnx.save(m, path)
+    trace_export(Wrapper(model, pos, past, keep, kv_half, logits_half).eval(), args, path, inputs, outputs, dyn,
+                 OPSET)
 
 
 def merge_if(with_past: str, without_past: str, dst: str) -> None:
@@ -513,10 +458,7 @@ def dequantize_like_quantize_py(model: FamilyLM) -> None:
                 w = mod.weight.detach().numpy().astype(np.float32)
                 deq = quantize_blocks(np.ascontiguousarray(w), 8, 32)[3]
                 mod.weight.copy_(torch.from_numpy(np.ascontiguousarray(deq)))
-        table = model.model.embed_tokens.weight.detach().numpy().astype(np.float32)
-        sc = (np.abs(table).max(1) / 127.0).astype(np.float32)
-        sc = np.where(sc == 0, 1.0, sc).astype(np.float32)
-        q = np.clip(np.round(table / sc[:, None]), -127, 127).astype(np.int8)
+        q, sc = int8_rows(model.model.embed_tokens.weight.detach().numpy())
         model.model.embed_tokens.weight.copy_(torch.from_numpy(q.astype(np.float32) * sc[:, None]))
 
 
@@ -626,20 +568,8 @@ def train_tokenizer(f: dict, text: str):
     return vocab, merges
 
 
-def js_encode(folder: str, texts: List[str]) -> List[dict]:
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
-        json.dump(texts, fh, ensure_ascii=False)
-        tmp = fh.name
-    try:
-        r = subprocess.run(["node", os.path.join(HERE, "encode_js.cjs"), folder, tmp], capture_output=True,
-                           text=True, check=True, cwd=REPO)
-    finally:
-        os.unlink(tmp)
-    return json.loads(r.stdout)
-
-
 def training_text() -> str:
-    """TRAIN_TEXT of make_fixtures.py (written for this project) plus Debian's Python stdlib textwrap.py and
+    """fixtures.TRAIN_TEXT (written for this project) plus Debian's Python stdlib textwrap.py and
     heapq.py (PSF licence)."""
     parts = [TRAIN_TEXT]
     for mod in ("textwrap", "heapq"):
@@ -660,9 +590,9 @@ SAMPLES = [
 
 # --------------------------------------------------------------------------- main
 
-def make(name: str, text: str) -> dict:
+def make(name: str, text: str, out_root: str) -> dict:
     f = FAMILIES[name]
-    out = os.path.join(OUT_ROOT, name)
+    out = os.path.join(out_root, name)
     if os.path.exists(out):
         shutil.rmtree(out)
     os.makedirs(os.path.join(out, "onnx"))
@@ -673,7 +603,7 @@ def make(name: str, text: str) -> dict:
     with open(os.path.join(out, "tokenizer_config.json"), "w", encoding="utf-8") as fh:
         json.dump(tc, fh, indent=2, ensure_ascii=False)
     ids = {s: vocab[s] for s in f["specials"]}
-    js = js_encode(out, [f["prompt"]] + SAMPLES)
+    js = bpe.js_encode(out, [f["prompt"]] + SAMPLES)
     for t, r in zip([f["prompt"]] + SAMPLES, js):
         if not r["roundtrip"]:
             raise SystemExit(f"{name}: JS tokenizer does not round-trip {t!r}")
@@ -689,8 +619,7 @@ def make(name: str, text: str) -> dict:
     for i in range(n_tok):
         if i in ids.values():
             continue
-        b = enc.token_bytes(i)
-        if len(b) == 1 and (b[0] >= 0x7F or (b[0] < 0x20 and b[0] not in (9, 10))):
+        if unprintable_byte(enc.token_bytes(i)):
             shrink.append(i)
     pad = list(range(n_tok, model_vocab))
     kv_half = logits_half = f["variant"] == "fp16_kv"
@@ -736,8 +665,6 @@ def make(name: str, text: str) -> dict:
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
     rows, tokens = greedy_reference(model, prompt_ids, kv_half, logits_half)
-    rows_np = rows.numpy().astype("<f4")
-    rows_np.tofile(os.path.join(out, "reference_logits.bin"))
     g = onnx.load(onnx_path, load_external_data=False).graph
     io = {"inputs": [i.name for i in g.input], "outputs": [o.name for o in g.output]}
     ref = {
@@ -756,36 +683,30 @@ def make(name: str, text: str) -> dict:
                    "qkv_bias": f["qkv_bias"], "tied": f["tied"], "tokenizer_tokens": n_tok, "model_vocab": model_vocab},
         "special_tokens": ids,
         "eos_token_ids": [ids[f["eos"]]],
-        "prompt": f["prompt"],
-        "prompt_ids": prompt_ids,
-        "n_prompt": len(prompt_ids),
-        "n_decode": N_DECODE,
-        "greedy_tokens": tokens,
-        "greedy_text": enc.decode(tokens),
-        "logits_file": "reference_logits.bin",
-        "logits_layout": {"dtype": "float32", "endianness": "little", "rows": int(rows_np.shape[0]),
-                          "cols": int(rows_np.shape[1]), "order": "row-major: prefill row, then decode rows"},
-        "min_top1_top2_margin": round(min_margin(rows), 4),
+        **reference_fields(out, f["prompt"], prompt_ids, tokens, enc.decode(tokens), rows),
         "seed": chosen,
         "tokenizer_samples": [{"text": t, "ids": r["ids"]} for t, r in zip(SAMPLES, js[1:])],
         **extra,
     }
     with open(os.path.join(out, "reference.json"), "w", encoding="utf-8") as fh:
         json.dump(ref, fh, indent=1, ensure_ascii=False)
-    size = sum(os.path.getsize(os.path.join(dp, fn)) for dp, _, fns in os.walk(out) for fn in fns)
     print(f"{name}: seed {chosen}, {len(prompt_ids)} prompt tokens, greedy {ref['greedy_text']!r}, "
-          f"margin {ref['min_top1_top2_margin']}, {size / 1e6:.2f} MB", flush=True)
+          f"margin {ref['min_top1_top2_margin']}, {dir_size(out) / 1e6:.2f} MB", flush=True)
     return ref
 
 
 def main():
+    ap = argparse.ArgumentParser(description="random-weight model folders in the layouts of code-model families")
+    ap.add_argument("families", nargs="*", help=f"default: all ({', '.join(FAMILIES)})")
+    ap.add_argument("--out", default=OUT_ROOT, help="folder that gets one folder per family (default %(default)s)")
+    a = ap.parse_args()
+    if set(a.families) - set(FAMILIES):
+        ap.error(f"unknown families {sorted(set(a.families) - set(FAMILIES))}")
     torch.set_num_threads(1)
-    names = sys.argv[1:] or list(FAMILIES)
     text = training_text()
-    for name in names:
-        make(name, text)
-    total = sum(os.path.getsize(os.path.join(dp, fn)) for dp, _, fns in os.walk(OUT_ROOT) for fn in fns)
-    print(f"all families: {total / 1e6:.2f} MB at {OUT_ROOT}")
+    for name in a.families or list(FAMILIES):
+        make(name, text, a.out)
+    print(f"all families: {dir_size(a.out) / 1e6:.2f} MB at {a.out}")
 
 
 if __name__ == "__main__":

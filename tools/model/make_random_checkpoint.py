@@ -18,7 +18,8 @@ tools/model/llama.py's init_weights, so activations stay at a trained model's sc
 
 The folder is written under OUT.partial and renamed when complete.
 
-usage: /usr/bin/python3 tools/model/make_random_checkpoint.py --out DIR [--shape qwen2.5-coder-0.5b|qwen2.5-coder-1.5b|smollm2-135m|tiny]
+usage: /usr/bin/python3 -m tools.model.make_random_checkpoint --out DIR
+           [--shape qwen2.5-coder-0.5b|qwen2.5-coder-1.5b|smollm2-135m|tiny]
            [--layers N] [--seed S] [--std 0.02] [--tokenizer DIR]
 """
 from __future__ import annotations
@@ -27,12 +28,12 @@ import argparse
 import json
 import os
 import shutil
-import struct
 import time
 
 import numpy as np
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+from . import REPO
+from .safetensors_io import encode_header
 
 QWEN2_EXTRA = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "use_sliding_window": False,
                "sliding_window": 32768}
@@ -181,20 +182,12 @@ def write_checkpoint(out: str, shape: str, layers: int | None = None, seed: int 
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
 
-    header: dict = {"__metadata__": {"format": "pt", "ghostline": f"random weights, shape {shape}, seed {seed}, std {std}"}}
-    offset = 0
-    for name, shp, _ in specs:
-        nbytes = 2 * int(np.prod(shp))
-        header[name] = {"dtype": "BF16", "shape": shp, "data_offsets": [offset, offset + nbytes]}
-        offset += nbytes
-    hb = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    hb += b" " * ((8 - len(hb) % 8) % 8)
-    names = sorted(s[0] for s in specs)
-    index = {n: i for i, n in enumerate(names)}
+    entries = [(name, "BF16", shp, 2 * int(np.prod(shp))) for name, shp, _ in specs]
+    meta = {"format": "pt", "ghostline": f"random weights, shape {shape}, seed {seed}, std {std}"}
+    index = {n: i for i, n in enumerate(sorted(s[0] for s in specs))}
     with open(os.path.join(work, "model.safetensors"), "wb") as f:
-        f.write(struct.pack("<Q", len(hb)))
-        f.write(hb)
-        for name, shp, kind in specs:
+        f.write(encode_header(entries, meta))
+        for name, shp, kind in specs:  # written as they are drawn: the 0.5B shape is ~1 GB
             rng = np.random.default_rng([seed, index[name]])
             for piece in random_chunks(shp, kind, std, fields["num_hidden_layers"], rng):
                 f.write(to_bf16_bits(piece).tobytes())
@@ -211,7 +204,7 @@ def write_checkpoint(out: str, shape: str, layers: int | None = None, seed: int 
     os.replace(work, out)
     params = sum(int(np.prod(s[1])) for s in specs)
     return {"out": out, "shape": shape, "layers": fields["num_hidden_layers"], "params": params, "seed": seed,
-            "std": std, "bytes": offset, "seconds": round(time.time() - t0, 1)}
+            "std": std, "bytes": sum(e[3] for e in entries), "seconds": round(time.time() - t0, 1)}
 
 
 def main() -> None:

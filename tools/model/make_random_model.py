@@ -18,7 +18,7 @@ qwen2, tied embeddings; e.g. tools/model/make_random_checkpoint.py's bf16 output
 the same weights as `ghostline convert` and llama.cpp's GGUF of that checkpoint (the benchmark's three-way
 comparison). --shape, --layers, --seed, --std and --tokenizer are then ignored.
 
-usage: nice -n 10 /usr/bin/python3 tools/model/make_random_model.py --out /tmp/ghostline-bench/qwen05b-shape
+usage: nice -n 10 /usr/bin/python3 -m tools.model.make_random_model --out /tmp/ghostline-bench/qwen05b-shape
            [--shape qwen2.5-coder-0.5b|smollm2-135m|tiny] [--layers N] [--seed S] [--std 0.02]
            [--from-checkpoint DIR] [--no-q4] [--q4-only] [--accuracy-level N] [--check] [--compare]
 """
@@ -29,19 +29,15 @@ import contextlib
 import json
 import os
 import shutil
-import sys
 import time
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import export_onnx  # noqa: E402
-from llama import LlamaConfig, LlamaForCausalLM  # noqa: E402
-
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-
+from . import REPO, export_onnx
+from .llama import LlamaConfig, LlamaForCausalLM, load_safetensors
 # The shapes and tokenizer helpers live in make_random_checkpoint.py (numpy only), shared by both generators.
-from make_random_checkpoint import SHAPES, default_tokenizer_dir, tokenizer_info  # noqa: E402,F401
+from .make_random_checkpoint import SHAPES, default_tokenizer_dir, shape_fields, tokenizer_info
+from .quantize_q4 import compare_in_node, quantize_q4, save_model_auto
 
 
 @contextlib.contextmanager
@@ -61,7 +57,6 @@ def external_data_io():
     """export_onnx.export() re-reads the exported file, checks it and saves it with onnx.save: for models over
     2 GB, check by path instead and save the weights as one external data file `<model>.onnx_data`."""
     import onnx
-    from quantize_q4 import save_model_auto
 
     saved_check, saved_save = onnx.checker.check_model, onnx.save
 
@@ -96,12 +91,7 @@ def export_external(model: LlamaForCausalLM, onnx_dir: str) -> str:
 
 
 def build_config(shape: str, layers: int | None, tok_vocab: int, eos: int) -> tuple[LlamaConfig, dict]:
-    fields, extra = SHAPES[shape]
-    fields = dict(fields)
-    if layers:
-        fields["num_hidden_layers"] = layers
-        if "max_window_layers" in extra:
-            extra = dict(extra, max_window_layers=layers)
+    fields, extra = shape_fields(shape, layers)
     if tok_vocab > fields["vocab_size"]:
         raise SystemExit(f"tokenizer has {tok_vocab} tokens, more than the shape's vocab {fields['vocab_size']}")
     cfg = LlamaConfig(**fields, bos_token_id=None, eos_token_id=eos)
@@ -111,8 +101,6 @@ def build_config(shape: str, layers: int | None, tok_vocab: int, eos: int) -> tu
 def load_checkpoint(ck: str) -> tuple[LlamaForCausalLM, dict, str]:
     """A tied llama / qwen2 Hugging Face checkpoint folder -> (model with its weights in fp32, extra config.json
     keys, shape label)."""
-    from llama import load_safetensors
-
     hf = json.load(open(os.path.join(ck, "config.json")))
     mt = hf.get("model_type")
     if mt not in ("llama", "qwen2"):
@@ -217,7 +205,6 @@ def main():
     del model
 
     if not a.no_q4:
-        from quantize_q4 import compare_in_node, quantize_q4
         q4 = os.path.join(onnx_dir, "model_q4.onnx")
         summary["q4"] = quantize_q4(fp32, q4, accuracy_level=a.accuracy_level)
         print(f"quantized {q4}: {json.dumps(summary['q4'])}", flush=True)

@@ -1,15 +1,13 @@
 """Write a tokenizer folder (tokenizer.json, tokenizer_config.json) of a given vocabulary size from the merges
 trained by train_tokenizer.py, and check it against @huggingface/tokenizers on the validation set.
 
-usage: /usr/bin/python3 tools/model/make_tokenizer.py --bpe runs/tok/bpe_full.json --size 4096 --out DIR
+usage: /usr/bin/python3 -m tools.model.make_tokenizer --bpe tools/model/runs/tok/bpe_full.json --size 4096 --out DIR
+           [--max-length 512] [--check tools/model/data/valid.jsonl]
 """
 import argparse
 import json
-import os
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bpe  # noqa: E402
+from . import bpe, load_jsonl
 
 
 def main():
@@ -27,7 +25,7 @@ def main():
     bpe.save(a.out, vocab, merges, a.max_length)
     texts = list(bpe.SAMPLE_TEXTS)
     if a.check:
-        texts += [json.loads(line)["text"] for line in open(a.check, encoding="utf-8")]
+        texts += [d["text"] for d in load_jsonl(a.check)]
     n = bpe.check_against_js(a.out, texts)
     print(f"{a.out}: vocab {len(vocab)}; JS == Python on {len(texts)} texts, {n} tokens")
 

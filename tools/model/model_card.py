@@ -3,7 +3,7 @@
 The quality section (rest-of-line exact match / edit similarity) is filled by `npm run eval:quality`; this
 script keeps whatever is between the QUALITY markers of an existing README.
 
-usage: /usr/bin/python3 tools/model/model_card.py --run tools/model/runs/r3 --model models/ghostline-code-small \
+usage: /usr/bin/python3 -m tools.model.model_card --run tools/model/runs/r3 --model models/ghostline-code-small \
            [--after tools/model/runs/r1 tools/model/runs/r2]
 A run started with `--init-from <run>/ckpt_*.pt` finds its earlier phase by itself; one started from a shipped
 `model.safetensors` names its earlier phases with --after.
@@ -16,7 +16,7 @@ import os
 import re
 import subprocess
 
-from synthetic import HELDOUT_OPS, OPS
+from .synthetic import HELDOUT_OPS, OPS
 
 BEGIN, END = "<!-- QUALITY:BEGIN -->", "<!-- QUALITY:END -->"
 PLACEHOLDER = """## Quality on held-out packages
@@ -118,9 +118,9 @@ def main():
         w(f"| `onnx/{f}` | {os.path.getsize(os.path.join(a.model, 'onnx', f)):,} |")
     w(f"| **total** | **{total:,}** |")
     w("")
-    w(f"`model.safetensors` holds the weights in bf16 with Hugging Face Llama tensor names (`lm_head` tied to "
-      f"`model.embed_tokens`), so `transformers` `LlamaForCausalLM.from_pretrained` can load the folder. "
-      f"`licences.json` lists every source package with its version, licence, file count and bytes.")
+    w("`model.safetensors` holds the weights in bf16 with Hugging Face Llama tensor names (`lm_head` tied to "
+      "`model.embed_tokens`), so `transformers` `LlamaForCausalLM.from_pretrained` can load the folder. "
+      "`licences.json` lists every source package with its version, licence, file count and bytes.")
     w("")
     w("## Prompt format")
     w("")
@@ -147,14 +147,14 @@ def main():
       "token in fp32.")
     w("")
     if cfg.get("ghostline", {}).get("graph") == "lean-v1":
-        w("ONNX contract: Ghostline's lean one (`src/engine/leanContract.ts`): inputs `input_ids`, `position_ids` "
-          "(int64 [batch, seq]), `attention_bias` (float32 [seq, cap + seq]: 0 where a query may see a key, -inf "
+        w("ONNX contract: Ghostline's lean one (`src/engine/model/leanContract.ts`): inputs `input_ids`, "
+          "`position_ids` (int64 [batch, seq]), `attention_bias` (float32 [seq, cap + seq]: 0 where a query may see a key, -inf "
           "elsewhere), `cache.{i}.key` (float32 [batch, kv_heads, head_dim, cap], keys transposed) and "
           "`cache.{i}.value` ([batch, kv_heads, cap, head_dim]): KV cache buffers with room for `cap` positions, "
           "`num_logits_to_keep` (int64 scalar; logits of the last N positions, 0 = all); outputs `logits` "
           "[batch, N, vocab] and `new_kv` (only the new K/V rows, which the runtime writes into its buffers). "
           "Opset 17 plus onnxruntime's `com.microsoft` operators, so it runs in onnxruntime through Ghostline's "
-          "engine (`src/engine/onnxModel.ts`), not in other ONNX runtimes; `model.safetensors` is the checkpoint "
+          "engine (`src/engine/model/onnxModel.ts`), not in other ONNX runtimes; `model.safetensors` is the checkpoint "
           "for anything else.")
         w("")
         w("The graph is written by `ghostline convert` (`src/converter`) from `model.safetensors`, not traced: "
@@ -267,7 +267,7 @@ def main():
     w("")
     w("## Quantization")
     w("")
-    w(f"Weight-only, with `tools/model/quantize.py`: linear layers and the tied output projection as "
+    w("Weight-only, with `tools/model/quantize.py`: linear layers and the tied output projection as "
       "`com.microsoft` `MatMulNBits` (block 32, asymmetric zero points, `accuracy_level` 4, i.e. int8 "
       "activations: in onnxruntime-node 1.30 on CPU, 8-bit weights with level 0 decoded at 23-24 ms/token, with "
       "level 4 at 2.5-3.5 ms/token, for the same loss, on the torch.onnx graph), the embedding table as int8 rows. Measured in "

@@ -2,13 +2,13 @@
 // usage: node tools/model/onnx_eval.cjs <model.onnx> <rows.bin> <n_rows> <row_len> [threads]
 //   <model.onnx> lies in <model folder>/onnx/ (config.json is read from the folder); either decoder contract
 //   (the converter's lean one or Hugging Face's): it runs through the engine's OnnxCausalLM, so build the
-//   sources first (npx tsc -p .: out/src/engine/onnxModel.js).
+//   sources first (npx tsc -p .: out/src/engine/model/onnxModel.js).
 //   rows.bin: int64 little-endian token ids, n_rows x row_len; loss = mean NLL of tokens 1..row_len-1.
 // prints one JSON line: {nll, tokens, prefill_ms_200, decode_ms_per_token}
 const fs = require('fs');
 const path = require('path');
 
-const engine = path.resolve(__dirname, '../../out/src/engine/onnxModel.js');
+const engine = path.resolve(__dirname, '../../out/src/engine/model/onnxModel.js');
 if (!fs.existsSync(engine)) {
   console.error(`${engine} not found: run npx tsc -p . first`);
   process.exit(1);

@@ -5,7 +5,7 @@
   - the embedding Gather on the fp32 table becomes Gather on an int8 table (symmetric, one scale per row)
     followed by Cast and Mul with the gathered row scales (standard ONNX ops), so the fp32 table is gone.
 
-usage: /usr/bin/python3 tools/model/quantize.py in.onnx out.onnx [--bits 8] [--block 32]
+usage: /usr/bin/python3 -m tools.model.quantize in.onnx out.onnx [--bits 8] [--block 32] [--accuracy-level N]
 """
 from __future__ import annotations
 
@@ -43,6 +43,14 @@ def quantize_blocks(w_nk: np.ndarray, bits: int, block: int):
     return packed, scale.reshape(-1), zp_packed, deq
 
 
+def int8_rows(table: np.ndarray):
+    """Symmetric int8 rows (the embedding table): (codes int8 [V, H], scales float32 [V]); row = codes * scale."""
+    table = table.astype(np.float32)
+    sc = (np.abs(table).max(1) / 127.0).astype(np.float32)
+    sc = np.where(sc == 0, 1.0, sc).astype(np.float32)
+    return np.clip(np.round(table / sc[:, None]), -127, 127).astype(np.int8), sc
+
+
 def quantize_model(src: str, dst: str, bits: int = 8, block: int = 32, accuracy_level: int = 0) -> dict:
     m = onnx.load(src)
     g = m.graph
@@ -74,10 +82,7 @@ def quantize_model(src: str, dst: str, bits: int = 8, block: int = 32, accuracy_
                 remove.add(n.input[1])
             stats["matmuls"] += 1
         elif n.op_type == "Gather" and n.input[0] in inits and len(inits[n.input[0]].dims) == 2:
-            table = numpy_helper.to_array(inits[n.input[0]]).astype(np.float32)
-            sc = (np.abs(table).max(1) / 127.0).astype(np.float32)
-            sc = np.where(sc == 0, 1.0, sc).astype(np.float32)
-            q = np.clip(np.round(table / sc[:, None]), -127, 127).astype(np.int8)
+            q, sc = int8_rows(numpy_helper.to_array(inits[n.input[0]]))
             base = n.input[0].replace(".", "_")
             qn, sn = base + "_int8", base + "_row_scale"
             g.initializer.extend([numpy_helper.from_array(q, qn), numpy_helper.from_array(sc, sn)])

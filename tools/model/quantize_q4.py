@@ -12,7 +12,7 @@ weight becomes MatMulNBits, and the embedding Gather gets an int8 table) and add
   - `--compare-with fp32.onnx`: runs both models in onnxruntime-node on the same prompt and prints the
     cosine similarity of their logits (all positions) and the top-1 agreement.
 
-usage: /usr/bin/python3 tools/model/quantize_q4.py in.onnx out.onnx [--block 32] [--asymmetric]
+usage: /usr/bin/python3 -m tools.model.quantize_q4 in.onnx out.onnx [--block 32] [--asymmetric]
            [--accuracy-level 0|1|2|3|4] [--no-embed-int8] [--compare-with in.onnx]
 """
 from __future__ import annotations
@@ -22,7 +22,6 @@ import contextlib
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -30,10 +29,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import quantize as q8  # noqa: E402  (tools/model/quantize.py)
-
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+from . import REPO
+from . import quantize as q8
 PROTO_LIMIT = 2 ** 31 - 2 ** 24  # stay clear of protobuf's 2 GB limit
 SYM_ZP_BYTE = 0x88  # two 4-bit zero points of 8: what a symmetric block's packed zero point looks like
 

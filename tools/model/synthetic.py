@@ -9,7 +9,7 @@ Held out: the ops in HELDOUT_OPS never appear in the synthetic files, so that th
 card) show whether the model generalises from names, not whether it remembers templates. `add` and
 `fibonacci` ARE in the synthetic set: the two examples of the issue's "done" check are in-distribution.
 
-usage: /usr/bin/python3 tools/model/synthetic.py --out tools/model/data/synthetic.jsonl [--bytes 3000000]
+usage: /usr/bin/python3 -m tools.model.synthetic --out tools/model/data/synthetic.jsonl [--bytes 3000000]
 """
 from __future__ import annotations
 

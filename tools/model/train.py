@@ -14,7 +14,7 @@
     and bits per byte, FIM middle loss.
 
 usage:
-  nohup nice -n 10 /usr/bin/python3 tools/model/train.py --run tools/model/runs/r1 --tokenizer DIR \
+  nohup nice -n 10 /usr/bin/python3 -m tools.model.train --run tools/model/runs/r1 --tokenizer DIR \
       --time-budget-min 100 &
 """
 from __future__ import annotations
@@ -25,26 +25,18 @@ import json
 import math
 import os
 import random
-import sys
 import time
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch starts its OpenMP threads
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import bpe  # noqa: E402
-from llama import LlamaConfig, LlamaForCausalLM, load_safetensors  # noqa: E402
+from . import HERE, bpe, load_jsonl  # noqa: E402
+from .llama import LlamaConfig, LlamaForCausalLM, load_safetensors  # noqa: E402
 
 
 # ------------------------------------------------------------------------------------------- data
-
-def load_jsonl(path):
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
-
 
 def tokenize_corpus(enc: bpe.Encoder, docs, cache_path: str):
     """Token ids of all documents (uint16, concatenated) + offsets; cached as .npz."""

@@ -1,7 +1,7 @@
 """Train the byte-level BPE on a sample of the training corpus and report bytes/token on the validation set
 for several vocabulary sizes (prefixes of one merge list are the smaller vocabularies).
 
-usage: /usr/bin/python3 tools/model/train_tokenizer.py --data tools/model/data --max-vocab 8192 --out DIR
+usage: /usr/bin/python3 -m tools.model.train_tokenizer --data tools/model/data --max-vocab 8192 --out DIR
 """
 from __future__ import annotations
 
@@ -9,18 +9,9 @@ import argparse
 import json
 import os
 import random
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bpe  # noqa: E402
-
-
-def load_docs(path):
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            yield json.loads(line)
-
+from . import bpe, load_jsonl
 
 def main():
     ap = argparse.ArgumentParser()
@@ -32,7 +23,7 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     rng = random.Random(a.seed)
-    docs = list(load_docs(os.path.join(a.data, "train.jsonl")))
+    docs = load_jsonl(os.path.join(a.data, "train.jsonl"))
     rng.shuffle(docs)
     sample, n = [], 0
     for d in docs:
@@ -46,7 +37,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "bpe_full.json"), "w", encoding="utf-8") as f:
         json.dump({"vocab": vocab, "merges": merges}, f, ensure_ascii=False)
-    valid = [d["text"] for d in load_docs(os.path.join(a.data, "valid.jsonl"))]
+    valid = [d["text"] for d in load_jsonl(os.path.join(a.data, "valid.jsonl"))]
     vbytes = sum(len(t.encode("utf-8")) for t in valid)
     base = len(bpe.SPECIAL_TOKENS) + 256
     report = {}
