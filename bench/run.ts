@@ -68,7 +68,7 @@ async function main() {
 
   const sources = [
     path.join(root, 'src', 'completion', 'completionService.ts'),
-    path.join(root, 'src', 'engine', 'engine.ts'),
+    path.join(root, 'src', 'engine', 'worker', 'engine.ts'),
     require.resolve('semver/classes/range.js', { paths: [root] }),
     require.resolve('lru-cache', { paths: [root] }),
   ].filter((f) => fs.existsSync(f));

@@ -1,3 +1,4 @@
+import { formatBytes } from '../hub/format';
 import { convertCheckpoint } from '../converter/convert';
 import type { Quant } from '../converter/types';
 import { checkKnown, num, one, type ParsedArgs } from './args';
@@ -36,9 +37,6 @@ export async function convertCommand(args: ParsedArgs): Promise<number> {
     throw err;
   });
   if (json) process.stdout.write(`${JSON.stringify({ result })}\n`);
-  else
-    process.stderr.write(
-      `\nwrote ${result.out} (${(result.bytes / 1e6).toFixed(1)} MB, ${result.modelType}, ${result.quant}) in ${result.seconds.toFixed(1)} s\n`,
-    );
+  else process.stderr.write(`\nwrote ${result.out} (${formatBytes(result.bytes)}, ${result.modelType}, ${result.quant}) in ${result.seconds.toFixed(1)} s\n`);
   return 0;
 }

@@ -1,4 +1,5 @@
-import * as fs from 'node:fs';
+import { folderBytes } from '../hub/checkpointStore';
+import { formatBytes } from '../hub/format';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { SessionStats } from '../completion/sessionStats';
@@ -76,7 +77,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
 async function selectModel(d: CommandDeps): Promise<void> {
   const bundled = defaultModelDir(d.context.extensionPath);
   const items: (vscode.QuickPickItem & { dir?: string; command?: string })[] = [
-    { label: `$(package) ${path.basename(bundled)}`, description: `bundled, ${sizeMb(bundled)}`, dir: '' },
+    { label: `$(package) ${path.basename(bundled)}`, description: `bundled, ${formatBytes(folderBytes(bundled))}`, dir: '' },
     ...installedModelItems(d.context).map((i) => ({ ...i, label: `$(database) ${i.label}` })),
     { label: '$(cloud-download) Download a model…', description: 'recommended models or any Hugging Face repo', command: 'ghostline.downloadModel' },
     { label: '$(folder-opened) Choose a model folder…', description: 'config.json, tokenizer.json, onnx/model*.onnx' },
@@ -95,21 +96,4 @@ async function selectModel(d: CommandDeps): Promise<void> {
   }
   // A user choice goes to user settings; the configuration listener reloads the model.
   await vscode.workspace.getConfiguration('ghostline').update('modelPath', dir, vscode.ConfigurationTarget.Global);
-}
-
-function sizeMb(dir: string): string {
-  let total = 0;
-  const walk = (p: string) => {
-    for (const e of fs.readdirSync(p, { withFileTypes: true })) {
-      const f = path.join(p, e.name);
-      if (e.isDirectory()) walk(f);
-      else total += fs.statSync(f).size;
-    }
-  };
-  try {
-    walk(dir);
-  } catch {
-    return 'missing';
-  }
-  return `${(total / 1e6).toFixed(1)} MB`;
 }
