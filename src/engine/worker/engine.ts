@@ -277,18 +277,8 @@ export class Engine {
           onText: n === 0 ? hooks.onText : undefined,
           draftStats,
           stepper: {
-            step: async (id) => {
-              const r = await this.forward([[id]], this.cache);
-              this.cache = r.cache;
-              await yieldToEventLoop();
-              return r.logits;
-            },
-            stepMany: async (ids) => {
-              const r = await this.forward([ids], this.cache, ids.length);
-              this.cache = r.cache;
-              await yieldToEventLoop();
-              return r.logits;
-            },
+            step: (id) => this.advance([id]),
+            stepMany: (ids) => this.advance(ids, ids.length),
             rollback: (k) => {
               if (k > 0) this.cache = this.cache.crop(this.cache.length - k);
             },
@@ -301,6 +291,14 @@ export class Engine {
     stats.draftTokens = draftStats.drafted;
     stats.acceptedDraftTokens = draftStats.accepted;
     return sequences;
+  }
+
+  /** Runs tokens on the batch-1 cache and keeps it; yields, so that a cancel can land between passes. */
+  private async advance(ids: number[], keep = 1): Promise<Float32Array> {
+    const r = await this.forward([ids], this.cache, keep);
+    this.cache = r.cache;
+    await yieldToEventLoop();
+    return r.logits;
   }
 
   /** One model pass; logit columns past the tokenizer's vocabulary (padding) can never be picked. */
@@ -322,11 +320,8 @@ export class Engine {
     for (let at = reuse; at < tokens.length; at += this.prefillChunk) {
       if (signal?.aborted) return null;
       const chunk = tokens.slice(at, at + this.prefillChunk);
-      const r = await this.forward([chunk], this.cache);
-      this.cache = r.cache;
+      logits = await this.advance(chunk);
       stats.prefillTokens += chunk.length;
-      logits = r.logits;
-      await yieldToEventLoop();
     }
     return logits;
   }
