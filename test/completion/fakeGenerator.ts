@@ -13,8 +13,8 @@ export interface FakeCall {
   startedAt: number;
   /** Streams more text to the caller. */
   stream(text: string): void;
-  /** Finishes the generation with everything streamed so far (or `text`). */
-  finish(text?: string): void;
+  /** Finishes the generation with everything streamed so far (or `text`), one token per character, each of log-probability `logprob`. */
+  finish(text?: string, logprob?: number): void;
 }
 
 /**
@@ -28,7 +28,11 @@ export class FakeGenerator implements Generator {
   /** Resolves the next time generate() is called. */
   private waiters: (() => void)[] = [];
 
-  constructor(private readonly auto?: (prompt: string) => string) {}
+  constructor(
+    private readonly auto?: (prompt: string) => string,
+    /** Log-probability of every token the fake returns (near-certain by default, so the gate shows them). */
+    private readonly logprob = -0.01,
+  ) {}
 
   nextCall(): Promise<void> {
     return new Promise((r) => this.waiters.push(r));
@@ -52,9 +56,18 @@ export class FakeGenerator implements Generator {
           streamed += t;
           hooks.onText?.(t);
         },
-        finish: (t) => {
+        finish: (t, lp = this.logprob) => {
           const text = t ?? streamed;
-          const seq = { text, finishReason: 'stop' as const, logprob: NaN, tokens: [...text].map((c) => c.charCodeAt(0)) };
+          const chars = [...text];
+          let at = 0;
+          const seq = {
+            text,
+            finishReason: 'stop' as const,
+            logprob: NaN,
+            tokens: chars.map((c) => c.charCodeAt(0)),
+            tokenLogprobs: chars.map(() => lp),
+            tokenTextEnds: chars.map((c) => (at += c.length)),
+          };
           end({ ...seq, sequences: [seq], stats: { ...cancelledResult().stats, promptTokens: 10, generatedTokens: seq.tokens.length } });
         },
       };

@@ -20,6 +20,31 @@ test('greedy generation follows the reference tokens and says why it finished', 
   assert.equal(r.text, engine.tokenizer.decode(ref.greedy_tokens.slice(0, 20)));
 });
 
+test('each token carries its log-probability under the model (torch reference) and where its text ends', async () => {
+  const r = await engine.generate(ref.prompt, { maxNewTokens: 12, stopOnSpecialTokens: false });
+  assert.equal(r.tokenLogprobs.length, 12);
+  for (const [i, lp] of r.tokenLogprobs.entries()) {
+    const row = ref.rows[i];
+    const m = Math.max(...row);
+    const lse = m + Math.log(row.reduce((s, x) => s + Math.exp(x - m), 0));
+    assert.ok(Math.abs(lp - (row[r.tokens[i]] - lse)) < 1e-3, `token ${i}: ${lp} vs torch ${row[r.tokens[i]] - lse}`);
+  }
+  // Ends are non-decreasing and the last one covers the whole text.
+  assert.equal(r.tokenTextEnds.length, 12);
+  for (let i = 1; i < 12; i++) assert.ok(r.tokenTextEnds[i] >= r.tokenTextEnds[i - 1]);
+  assert.equal(r.tokenTextEnds[11], r.text.length);
+  // Speculative decoding takes the same tokens from multi-row passes: the same log-probabilities.
+  const spec = await engine.generate(ref.prompt, { maxNewTokens: 12, stopOnSpecialTokens: false, speculativeTokens: 4 });
+  assert.deepEqual(spec.tokens, r.tokens);
+  for (const [i, lp] of spec.tokenLogprobs.entries()) assert.ok(Math.abs(lp - r.tokenLogprobs[i]) < 1e-3);
+  // Beam search reports per-token log-probabilities that sum to the sequence's.
+  const beams = await engine.generate(ref.prompt, { maxNewTokens: 6, numBeams: 3, numReturnSequences: 2, stopOnSpecialTokens: false });
+  for (const q of beams.sequences) {
+    assert.equal(q.tokenLogprobs.length, q.tokens.length);
+    assert.ok(Math.abs(q.tokenLogprobs.reduce((a, b) => a + b, 0) - q.logprob) < 1e-3);
+  }
+});
+
 test('an EOS id from generation_config.json ends generation there, with finishReason eos', async () => {
   // A copy of the model whose generation_config names the 3rd greedy token as EOS: greedy decoding must stop
   // on it (the EOS token itself is not part of the output).

@@ -3,6 +3,7 @@ import { topIndices } from './samplers/candidates';
 import { logSoftmaxRow } from './logSoftmax';
 import type { FinishReason } from './stopping';
 import { TextStopper } from './stopping';
+import { StreamingDetokenizer } from './streamingDetokenizer';
 import type { Sequence } from '../shared/types';
 
 export interface BeamStepper {
@@ -23,9 +24,13 @@ export interface BeamSearchInput {
   now: () => number;
 }
 
-interface Hypothesis {
+interface Beam {
   tokens: number[];
   logprob: number;
+  tokenLogprobs: number[];
+}
+
+interface Hypothesis extends Beam {
   text: string;
   finishReason: FinishReason;
 }
@@ -35,13 +40,20 @@ interface Hypothesis {
  * Hypotheses end on EOS or a text stop rule; the search ends when enough have ended and no live beam
  * can beat the worst of them, at max_new_tokens, on the time budget, or on cancel.
  */
+/** Characters of decoded text after each token, through the same streaming detokenizer as sampling. */
+function textEnds(tokens: number[], decode: (ids: number[]) => string): number[] {
+  const detok = new StreamingDetokenizer(decode);
+  let n = 0;
+  return tokens.map((t) => (n += detok.push(t).length));
+}
+
 export async function beamSearch(input: BeamSearchInput): Promise<Sequence[]> {
   const { opts, vocab, stepper } = input;
   const width = opts.numBeams;
   const wanted = opts.numReturnSequences;
   const logp = new Float32Array(vocab);
   const finished: Hypothesis[] = [];
-  let beams: { tokens: number[]; logprob: number }[] = [{ tokens: [], logprob: 0 }];
+  let beams: Beam[] = [{ tokens: [], logprob: 0, tokenLogprobs: [] }];
   let logits = input.firstLogits;
   let reason: FinishReason = 'length';
   const score = (h: { tokens: number[]; logprob: number }) => h.logprob / Math.max(1, h.tokens.length);
@@ -56,30 +68,32 @@ export async function beamSearch(input: BeamSearchInput): Promise<Sequence[]> {
 
   for (let step = 0; ; step++) {
     // Expand every live beam by its best `width` tokens, then keep the best `width` live continuations.
-    const cands: { parent: number; token: number; logprob: number }[] = [];
+    const cands: { parent: number; token: number; logprob: number; tokenLogprob: number }[] = [];
     for (let b = 0; b < beams.length; b++) {
       logSoftmaxRow(logits, b, vocab, logp);
-      for (const t of topIndices(logp, vocab, width + 1)) cands.push({ parent: b, token: t, logprob: beams[b].logprob + logp[t] });
+      for (const t of topIndices(logp, vocab, width + 1)) cands.push({ parent: b, token: t, logprob: beams[b].logprob + logp[t], tokenLogprob: logp[t] });
     }
     cands.sort((a, b) => b.logprob / (beams[b.parent].tokens.length + 1) - a.logprob / (beams[a.parent].tokens.length + 1));
-    const next: { tokens: number[]; logprob: number }[] = [];
+    const next: Beam[] = [];
     const parents: number[] = [];
     let timeUp = false;
     for (const c of cands) {
       if (next.length >= width) break;
-      const tokens = beams[c.parent].tokens.concat(c.token);
+      const parent = beams[c.parent];
       if (input.stopIds.has(c.token)) {
-        const body = tokens.slice(0, -1);
-        finished.push({ tokens: body, logprob: c.logprob, text: endText(body).text, finishReason: 'eos' });
+        const body = parent.tokens;
+        finished.push({ tokens: body, logprob: c.logprob, tokenLogprobs: parent.tokenLogprobs, text: endText(body).text, finishReason: 'eos' });
         continue;
       }
+      const tokens = parent.tokens.concat(c.token);
+      const tokenLogprobs = parent.tokenLogprobs.concat(c.tokenLogprob);
       const end = endText(tokens);
       if (end.stopped) {
-        finished.push({ tokens, logprob: c.logprob, text: end.text, finishReason: 'stop' });
+        finished.push({ tokens, logprob: c.logprob, tokenLogprobs, text: end.text, finishReason: 'stop' });
         continue;
       }
       timeUp ||= end.timeUp;
-      next.push({ tokens, logprob: c.logprob });
+      next.push({ tokens, logprob: c.logprob, tokenLogprobs });
       parents.push(c.parent);
     }
     beams = next;
@@ -115,7 +129,14 @@ export async function beamSearch(input: BeamSearchInput): Promise<Sequence[]> {
   for (const h of all) {
     if (seen.has(h.text)) continue;
     seen.add(h.text);
-    out.push({ text: h.text, finishReason: h.finishReason, logprob: h.logprob, tokens: h.tokens });
+    out.push({
+      text: h.text,
+      finishReason: h.finishReason,
+      logprob: h.logprob,
+      tokens: h.tokens,
+      tokenLogprobs: h.tokenLogprobs,
+      tokenTextEnds: textEnds(h.tokens, input.decode),
+    });
     if (out.length >= wanted) break;
   }
   return out;

@@ -9,3 +9,13 @@ export function logSoftmaxRow(logits: Float32Array, r: number, vocab: number, ou
   for (let i = 0; i < vocab; i++) out[i] = logits[off + i] - lse;
   return out;
 }
+
+/** log softmax(row)[id]: one token's log-probability, without writing the whole row. */
+export function tokenLogprob(row: ArrayLike<number>, id: number): number {
+  let m = -Infinity;
+  for (let i = 0; i < row.length; i++) if (row[i] > m) m = row[i];
+  if (m === -Infinity) return -Infinity;
+  let s = 0;
+  for (let i = 0; i < row.length; i++) s += Math.exp(row[i] - m);
+  return row[id] - m - Math.log(s);
+}

@@ -5,6 +5,7 @@ import { TextStopper, type FinishReason } from './stopping';
 import { StreamingDetokenizer } from './streamingDetokenizer';
 import type { Sequence } from '../shared/types';
 import { lookupDraft } from './promptLookup';
+import { tokenLogprob } from './logSoftmax';
 
 export interface DecodeStepper {
   /** Feeds one token and returns the logits row that follows it. */
@@ -43,6 +44,9 @@ export async function sampleLoop(input: SampleLoopInput): Promise<Sequence> {
   const stopper = new TextStopper(opts, input.startedAt);
   const history = input.history.slice();
   const tokens: number[] = [];
+  const tokenLogprobs: number[] = [];
+  const tokenTextEnds: number[] = [];
+  let decoded = 0;
   let text = '';
   const emit = (delta: string) => {
     if (!delta) return;
@@ -61,14 +65,18 @@ export async function sampleLoop(input: SampleLoopInput): Promise<Sequence> {
   let finish: FinishReason | null = null;
   const vocab = input.firstLogits.length;
   const speculate = opts.speculativeTokens > 0;
-  /** A draft token's replacement, already drawn: emitted next instead of sampling again. */
-  let pending: number | null = null;
-  /** Takes one token; returns a finish reason when generation must end with it. */
-  const accept = (id: number): FinishReason | null => {
+  /** A draft token's replacement, already drawn: emitted next instead of sampling again (with its row). */
+  let pending: { id: number; row: Float32Array } | null = null;
+  /** Takes one token drawn from `row`; returns a finish reason when generation must end with it. */
+  const accept = (id: number, row: Float32Array): FinishReason | null => {
     if (stopIds.has(id)) return 'eos';
     tokens.push(id);
     history.push(id);
-    emit(stopper.push(unheal(detok.push(id)), input.now()));
+    tokenLogprobs.push(tokenLogprob(row, id));
+    const piece = unheal(detok.push(id));
+    decoded += piece.length;
+    tokenTextEnds.push(decoded);
+    emit(stopper.push(piece, input.now()));
     if (stopper.finishReason) return stopper.finishReason;
     if (tokens.length >= opts.maxNewTokens || stepper.room() <= 0) return 'length';
     return null;
@@ -78,9 +86,10 @@ export async function sampleLoop(input: SampleLoopInput): Promise<Sequence> {
       finish = 'cancelled';
       break;
     }
-    const id = pending ?? chain.sample(logits, { history, rng: input.rng });
+    const row = pending?.row ?? logits;
+    const id = pending?.id ?? chain.sample(logits, { history, rng: input.rng });
     pending = null;
-    finish = accept(id);
+    finish = accept(id, row);
     if (finish) break;
     const draft = speculate ? lookupDraft(history, Math.min(opts.speculativeTokens, stepper.room() - 1, opts.maxNewTokens - tokens.length)) : [];
     if (draft.length === 0) {
@@ -96,10 +105,10 @@ export async function sampleLoop(input: SampleLoopInput): Promise<Sequence> {
       const row = rows.subarray(agreed * vocab, (agreed + 1) * vocab);
       const verdict = verifyDraft(chain, row, draft[agreed], { history, rng: input.rng });
       if (!verdict.accepted) {
-        pending = verdict.id;
+        pending = { id: verdict.id, row };
         break;
       }
-      finish = accept(draft[agreed]);
+      finish = accept(draft[agreed], row);
       agreed++;
     }
     if (input.draftStats) input.draftStats.accepted += agreed;
@@ -110,5 +119,5 @@ export async function sampleLoop(input: SampleLoopInput): Promise<Sequence> {
   if (finish !== 'stop') emit(stopper.push(unheal(detok.flush()), input.now()));
   if (!stopper.finishReason || stopper.finishReason === 'time') emit(stopper.flush());
   if (stopper.finishReason === 'stop') finish = 'stop';
-  return { text, finishReason: finish, logprob: NaN, tokens };
+  return { text, finishReason: finish, logprob: NaN, tokens, tokenLogprobs, tokenTextEnds };
 }

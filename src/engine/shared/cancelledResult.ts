@@ -14,6 +14,6 @@ export function cancelledResult(): GenerateResult {
     draftTokens: 0,
     acceptedDraftTokens: 0,
   };
-  const seq = { text: '', finishReason: 'cancelled' as const, logprob: NaN, tokens: [] };
+  const seq = { text: '', finishReason: 'cancelled' as const, logprob: NaN, tokens: [], tokenLogprobs: [], tokenTextEnds: [] };
   return { ...seq, sequences: [seq], stats };
 }

@@ -25,6 +25,13 @@ export interface Sequence {
   /** Sum of token log-probabilities (beam search) or NaN when sampling. */
   logprob: number;
   tokens: number[];
+  /**
+   * Log-probability of each of `tokens` under the model's own distribution (before repetition penalty,
+   * temperature and truncation): the evidence the completion gate scores a suggestion by.
+   */
+  tokenLogprobs: number[];
+  /** Characters of decoded output after each token (before stop rules cut the end): maps tokens to lines. */
+  tokenTextEnds: number[];
 }
 
 export interface GenerateResult extends Sequence {

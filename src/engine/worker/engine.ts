@@ -158,7 +158,7 @@ export class Engine {
 
     const firstLogits = await this.prefillTokens(plan.tokens, stats, hooks.signal);
     stats.prefillMs = performance.now() - t0;
-    if (!firstLogits) return finish([{ text: '', finishReason: 'cancelled', logprob: NaN, tokens: [] }]);
+    if (!firstLogits) return finish(cancelledResult().sequences);
 
     const t1 = performance.now();
     const stopIds = opts.ignoreEos ? new Set<number>() : opts.stopOnSpecialTokens ? this.specialStopIds : this.stopIds;
