@@ -1,15 +1,20 @@
-// npm run eval:quality [-- --model DIR] [--limit N]: rest-of-line quality of a model on the held-out set,
-// through the engine and the same prompt builder as the editor. Writes bench/results/quality.json.
+// npm run eval:quality [-- --model DIR] [--data FILE ...] [--limit N] [--min-confidence X] [--no-calibration]
+// What users feel, per language: how often a suggestion is shown, how often the shown one is exactly the
+// rest of the line (precision), how often its first word is right (word-by-word accept), edit similarity,
+// and the gate's precision/coverage curve. Every sample goes through the editor's own pipeline
+// (CompletionService: context windows, prompt, engine, filters, gate), at an automatic trigger.
+// Writes bench/results/quality.json and, per data set, the gate's features and labels for `npm run calibrate`.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { documentContext, positionAt, textSource } from '../src/completion/context/documentContext';
-import { buildPrompt } from '../src/completion/prompt/buildPrompt';
+import { CompletionService, type ModelTraits } from '../src/completion/completionService';
+import { positionAt, textSource } from '../src/completion/context/documentContext';
+import { readCalibration } from '../src/completion/gate/readCalibration';
 import { pickFimTemplate } from '../src/completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../src/completion/settings';
-import { INLINE_PRESET } from '../src/completion/presets';
 import { defaultModelDir, packageRoot } from '../src/engine/host/defaultModel';
 import { Engine } from '../src/engine/worker/engine';
 import { editSimilarity } from './editSimilarity';
+import { exactRestOfLine, firstLine, firstWordRight, gateCurve, THRESHOLDS } from './qualityMetrics';
 import { median, round } from './stats';
 
 interface Sample {
@@ -18,7 +23,25 @@ interface Sample {
   prefix: string;
   suffix: string;
   expected: string;
+  kind?: string;
 }
+
+/** One evaluated cursor position: what the pipeline produced before the gate, and how it compares. */
+export interface GateSample {
+  set: string;
+  language: string;
+  kind: string;
+  /** A suggestion survived the filters. */
+  suggested: boolean;
+  confidence: number | null;
+  features: Record<string, number> | null;
+  exact: boolean;
+  firstWord: boolean;
+  similarity: number;
+  ms: number;
+}
+
+const LANGUAGE_IDS: Record<string, string> = { python: 'python', javascript: 'javascript', typescript: 'typescript' };
 
 async function main() {
   const argv = process.argv.slice(2);
@@ -26,68 +49,140 @@ async function main() {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? argv[i + 1] : undefined;
   };
+  const args = (name: string) => argv.flatMap((a, i) => (a === `--${name}` && argv[i + 1] ? [argv[i + 1]] : []));
   const root = packageRoot(__dirname);
-  // As the editor does (the inline preset heals the prompt's last token); --no-token-healing for an A/B.
-  const tokenHealing = INLINE_PRESET.tokenHealing && !argv.includes('--no-token-healing');
   const modelDir = arg('model') ?? defaultModelDir(root);
-  const data = arg('data') ?? path.join(root, 'tools', 'model', 'eval', 'heldout.jsonl');
+  const evalDir = path.join(root, 'tools', 'model', 'eval');
+  const defaults = ['heldout.jsonl', 'external.jsonl'].map((f) => path.join(evalDir, f)).filter((f) => fs.existsSync(f));
+  const dataFiles = args('data').length > 0 ? args('data') : defaults;
   const limit = Number(arg('limit') ?? Infinity);
-  const samples = fs
-    .readFileSync(data, 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as Sample)
-    .slice(0, limit);
   const engine = await Engine.load(modelDir, { threads: Number(arg('threads') ?? 2) });
+  const cal = readCalibration(modelDir);
+  const useCalibration = !argv.includes('--no-calibration');
+  const settings = defaultCompletionSettings();
+  const minConfidence = Number(arg('min-confidence') ?? settings.minConfidence);
+  // Every suggestion is scored and kept here; the gate's threshold is applied below, so one run gives the whole curve.
+  Object.assign(settings, { prefetch: false, minConfidence: 0 });
+  const traits: ModelTraits = {
+    contextTokens: engine.info.contextLength,
+    charsPerToken: engine.info.charsPerToken,
+    // Always scored (the features do not depend on the calibration); --no-calibration only leaves the gate out of the numbers.
+    calibration: cal.calibration,
+  };
   const template = pickFimTemplate(engine.info.specialTokens);
-  const budget = defaultCompletionSettings().budget;
-  const modes = { with_suffix: template, prefix_only: null } as const;
-  const results: Record<string, { exact_match: number; edit_similarity: number; median_ms: number; n: number }> = {};
-  const examples: { path: string; expected: string; with_suffix: string; prefix_only: string }[] = [];
-  for (const [mode, tpl] of Object.entries(modes)) {
-    let exact = 0;
-    let sim = 0;
-    const ms: number[] = [];
-    for (const [k, s] of samples.entries()) {
-      const text = s.prefix + s.suffix;
-      const ctx = documentContext(textSource(text), positionAt(text, s.prefix.length), budget);
-      const prompt = buildPrompt(ctx, tpl, [], s.path).prompt;
-      const r = await engine.generate(prompt, { maxNewTokens: 48, maxLines: 1, stop: tpl ? tpl.stopTokens : [], tokenHealing });
-      const got = r.text.trimEnd();
-      const want = s.expected.trimEnd();
-      if (got === want) exact++;
-      sim += editSimilarity(got, want);
-      ms.push(r.stats.totalMs);
-      if (k < 8) {
-        examples[k] ??= { path: s.path, expected: want, with_suffix: '', prefix_only: '' };
-        examples[k][mode as 'with_suffix' | 'prefix_only'] = got;
-      }
-    }
-    results[mode] = {
-      exact_match: round(exact / samples.length, 4),
-      edit_similarity: round(sim / samples.length, 4),
-      median_ms: round(median(ms)),
-      n: samples.length,
-    };
-  }
-  await engine.dispose();
-  const out = {
+  const report: Record<string, unknown> = {
     date: new Date().toISOString(),
     model: path.basename(modelDir),
     onnx: path.basename(engine.info.onnxFile),
-    data: path.relative(root, data),
+    calibration: useCalibration ? cal.source : 'none',
+    min_confidence: minConfidence,
+    chars_per_token: round(engine.info.charsPerToken, 3),
     fim_template: template?.family ?? null,
-    results,
-    examples,
+    sets: {},
   };
-  const file = path.join(root, 'bench', 'results', 'quality.json');
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
-  console.log(JSON.stringify(out, null, 2));
-  console.log('\n| cursor context | exact match | edit similarity | median ms |\n|---|---|---|---|');
-  for (const [mode, r] of Object.entries(results))
-    console.log(`| ${mode.replace('_', ' ')} | ${(r.exact_match * 100).toFixed(1)}% | ${r.edit_similarity.toFixed(3)} | ${r.median_ms} |`);
+  const outDir = path.join(root, 'bench', 'results');
+  fs.mkdirSync(outDir, { recursive: true });
+  for (const file of dataFiles) {
+    const set = path.basename(file, '.jsonl');
+    const samples = fs
+      .readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Sample)
+      .slice(0, limit);
+    const results: GateSample[] = [];
+    const fills: number[] = [];
+    const examples: Record<string, unknown>[] = [];
+    for (const s of samples) {
+      // A fresh service per position: the cache and in-flight reuse must not carry one sample into the next.
+      const service = new CompletionService(
+        engine,
+        () => template,
+        () => settings,
+        () => traits,
+      );
+      const text = s.prefix + s.suffix;
+      const languageId = LANGUAGE_IDS[s.language] ?? s.language;
+      const t0 = performance.now();
+      const out = await service.complete({ doc: textSource(text), cursor: positionAt(text, s.prefix.length), languageId, path: s.path, explicit: false });
+      const ms = performance.now() - t0;
+      if (out.fill !== undefined) fills.push(out.fill);
+      const item = out.items[0] ?? '';
+      const suggested = item.trim() !== '';
+      results.push({
+        set,
+        language: s.language,
+        kind: s.kind ?? 'mid-line',
+        suggested,
+        confidence: suggested && useCalibration ? out.confidence : null,
+        features: suggested ? (out.features ?? null) : null,
+        exact: suggested && exactRestOfLine(item, s.expected),
+        firstWord: suggested && firstWordRight(item, s.expected),
+        similarity: suggested ? editSimilarity(firstLine(item), s.expected.trimEnd()) : 0,
+        ms,
+      });
+      if (examples.length < 12)
+        examples.push({ path: s.path, expected: s.expected, got: item, confidence: out.confidence === null ? null : round(out.confidence, 3) });
+    }
+    fs.writeFileSync(path.join(outDir, `gate-samples.${set}.jsonl`), `${results.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    const byLanguage: Record<string, unknown> = {};
+    for (const lang of ['all', ...new Set(results.map((r) => r.language))]) {
+      const rs = results.filter((r) => lang === 'all' || r.language === lang);
+      byLanguage[lang] = summarize(rs, minConfidence, useCalibration);
+    }
+    (report.sets as Record<string, unknown>)[set] = {
+      data: path.relative(root, file),
+      n: samples.length,
+      median_ms: round(median(results.map((r) => r.ms))),
+      prompt_fill: { median: round(median(fills), 3), min: round(Math.min(...fills), 3) },
+      by_language: byLanguage,
+      curve: gateCurve(
+        results.map((r) => ({ confidence: r.confidence, exact: r.exact })),
+        results.length,
+        THRESHOLDS,
+      ).map((p) => ({ threshold: p.threshold, shown: round(p.shown, 4), precision: round(p.precision, 4) })),
+      examples,
+    };
+  }
+  await engine.dispose();
+  fs.writeFileSync(path.join(outDir, 'quality.json'), `${JSON.stringify(report, null, 2)}\n`);
+  console.log(JSON.stringify(report, null, 2));
+  console.log(`\nmodel ${report.model}, calibration ${report.calibration}, min confidence ${minConfidence}`);
+  console.log(
+    '\n| set | language | n | shown | precision | first word right | edit similarity | precision, no gate | shown, no gate |\n|---|---|---|---|---|---|---|---|---|',
+  );
+  for (const [set, r] of Object.entries(report.sets as Record<string, { by_language: Record<string, Summary> }>))
+    for (const [lang, q] of Object.entries(r.by_language))
+      console.log(
+        `| ${set} | ${lang} | ${q.n} | ${pct(q.shown)} | ${pct(q.precision)} | ${pct(q.first_word_right)} | ${q.edit_similarity.toFixed(3)} | ${pct(q.ungated.precision)} | ${pct(q.ungated.shown)} |`,
+      );
 }
+
+interface Summary {
+  n: number;
+  shown: number;
+  precision: number;
+  first_word_right: number;
+  edit_similarity: number;
+  ungated: { shown: number; precision: number };
+}
+
+/** Shown rate over all positions; precision, first-word and similarity among the shown suggestions. */
+function summarize(rs: GateSample[], minConfidence: number, gated: boolean): Summary {
+  const suggested = rs.filter((r) => r.suggested);
+  const shown = suggested.filter((r) => !gated || (r.confidence ?? 1) >= minConfidence);
+  const share = (xs: GateSample[], f: (r: GateSample) => boolean) => (xs.length ? round(xs.filter(f).length / xs.length, 4) : 0);
+  return {
+    n: rs.length,
+    shown: rs.length ? round(shown.length / rs.length, 4) : 0,
+    precision: share(shown, (r) => r.exact),
+    first_word_right: share(shown, (r) => r.firstWord),
+    edit_similarity: shown.length ? round(shown.reduce((a, r) => a + r.similarity, 0) / shown.length, 4) : 0,
+    ungated: { shown: rs.length ? round(suggested.length / rs.length, 4) : 0, precision: share(suggested, (r) => r.exact) },
+  };
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
 main().catch((err) => {
   console.error(err);

@@ -50,7 +50,7 @@ export async function typingReplay(
     client,
     () => template,
     () => settings,
-    () => info.contextLength,
+    () => ({ contextTokens: info.contextLength, charsPerToken: info.charsPerToken }),
   );
   const lag = monitorEventLoopDelay({ resolution: 1 });
   lag.enable();

@@ -2,6 +2,7 @@ import * as readline from 'node:readline';
 import { CompletionService } from '../completion/completionService';
 import { pickFimTemplate } from '../completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../completion/settings';
+import { modelTraits } from '../completion/modelTraits';
 import type { EngineClient } from '../engine/host/client';
 import { errorMessage } from '../engine/shared/errors';
 import { decodeOptionsFromSnake } from './snakeCaseOptions';
@@ -16,12 +17,13 @@ export async function serveStdio(client: EngineClient, input: NodeJS.ReadableStr
   const rl = readline.createInterface({ input, crlfDelay: Infinity });
   const settings = defaultCompletionSettings();
   const template = pickFimTemplate(client.modelInfo?.specialTokens ?? {});
-  const context = client.modelInfo?.contextLength ?? Infinity;
+  const info = client.modelInfo;
+  const traits = info ? modelTraits(info, (line) => process.stderr.write(`${line}\n`)) : { contextTokens: Infinity };
   const service = new CompletionService(
     client,
     () => template,
     () => settings,
-    () => context,
+    () => traits,
   );
   for await (const line of rl) {
     if (line.trim() === '') continue;

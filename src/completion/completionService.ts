@@ -1,6 +1,9 @@
 import { promptText } from '../engine/shared/prompt';
 import type { GenerationStats } from '../engine/shared/types';
 import { CompletionCache } from './cache/completionCache';
+import type { Calibration } from './gate/calibration';
+import type { FeatureName } from './gate/features';
+import { scoreSuggestion } from './gate/scoreSuggestion';
 import { contextHash } from './cache/contextKey';
 import { ChunkRing } from './context/chunkRing';
 import { documentContext, type WindowBudget } from './context/documentContext';
@@ -24,6 +27,20 @@ export interface CompletionSettings {
   prefetch: boolean;
   /** Alternatives returned on an explicit trigger (beam search n-best). */
   alternatives: number;
+  /** Suggestions whose estimated probability of being kept is below this are not shown (explicit triggers bypass it). */
+  minConfidence: number;
+}
+
+/** What the pipeline needs to know about the loaded model. */
+export interface ModelTraits {
+  /** The model's context in tokens (the prompt is fitted into it). */
+  contextTokens: number;
+  /** Characters per token of its tokenizer on code, measured (default: a conservative guess). */
+  charsPerToken?: number;
+  /** Its confidence calibration (none: every suggestion is shown). */
+  calibration?: Calibration;
+  /** Where the calibration came from (a file, or 'generic'), for logs and stats. */
+  calibrationSource?: string;
 }
 
 export type CompletionSource = 'cache' | 'inflight' | 'model' | 'none';
@@ -36,10 +53,28 @@ export interface CompletionOutcome {
   source: CompletionSource;
   mode: InlineMode;
   cancelled: boolean;
+  /** Estimated probability that the best item is kept (null: not scored, e.g. no calibration). */
+  confidence: number | null;
+  /** The gate's inputs behind `confidence` (fresh model results only). */
+  features?: Record<FeatureName, number>;
+  /** A suggestion existed but the gate held it back (below minConfidence). */
+  gated: boolean;
+  /** Prompt tokens over the tokens the prompt could have used (context minus room to generate). */
+  fill?: number;
   stats?: GenerationStats;
   prompt?: string;
   latencyMs: number;
 }
+
+/** Post-processed items and the best one's confidence. */
+export interface ScoredItems {
+  items: string[];
+  confidence: number | null;
+  /** The gate's inputs for the best item (evaluation, Show Stats). */
+  features?: Record<FeatureName, number>;
+}
+
+const NOTHING: ScoredItems = Object.freeze({ items: [], confidence: null }) as ScoredItems;
 
 /** How long an abandoned generation may run on, waiting for the next keystroke to pick it up. */
 const REUSE_GRACE_MS = 300;
@@ -58,8 +93,7 @@ export class CompletionService {
     private readonly generator: Generator,
     private readonly template: () => FimTemplate | null,
     private readonly settings: () => CompletionSettings,
-    /** The model's context in tokens (the prompt is fitted into it). */
-    private readonly contextTokens: () => number = () => Infinity,
+    private readonly model: () => ModelTraits = () => ({ contextTokens: Infinity }),
     private readonly now: () => number = () => performance.now(),
   ) {}
 
@@ -68,13 +102,21 @@ export class CompletionService {
     const t0 = this.now();
     const { ctx, mode, hash } = this.prepare(req);
     const cached = this.cache.get(hash, ctx.linePrefix);
-    return cached ? { items: cached.items, raw: null, source: 'cache', cancelled: false, mode, latencyMs: this.now() - t0 } : null;
+    if (!cached) return null;
+    return { ...this.gate(cached.items, cached.confidence, req.explicit), raw: null, source: 'cache', cancelled: false, mode, latencyMs: this.now() - t0 };
+  }
+
+  /** The confidence gate: items are shown when the explicit trigger asked, or their confidence clears the bar. */
+  private gate(items: string[], confidence: number | null, explicit: boolean): { items: string[]; confidence: number | null; gated: boolean } {
+    const shown = explicit || confidence === null || confidence >= this.settings().minConfidence;
+    return { items: shown ? items : [], confidence, gated: !shown && items.length > 0 };
   }
 
   private prepare(req: CompletionRequest) {
     const s = this.settings();
     const template = this.template();
-    const fit = fitBudget(s.budget, template?.fileHeader ? s.extraContextChars : 0, this.contextTokens(), s.preset.maxNewTokens);
+    const model = this.model();
+    const fit = fitBudget(s.budget, template?.fileHeader ? s.extraContextChars : 0, model.contextTokens, s.preset.maxNewTokens, model.charsPerToken);
     const ctx = documentContext(req.doc, req.cursor, fit.budget);
     const mode = inlineMode(ctx.linePrefix, ctx.lineSuffix);
     const extra = fit.extraChars > 0 ? this.ring.select(fit.extraChars, req.path, ctx.prefix.slice(-2000) + ctx.suffix.slice(0, 1000)) : [];
@@ -91,26 +133,33 @@ export class CompletionService {
   async complete(req: CompletionRequest, signal?: AbortSignal): Promise<CompletionOutcome> {
     const t0 = this.now();
     const { s, template, ctx, mode, extra, hash } = this.prepare(req);
-    const done = (o: Omit<CompletionOutcome, 'latencyMs' | 'mode'>): CompletionOutcome => ({ ...o, mode, latencyMs: this.now() - t0 });
+    const done = (o: Omit<CompletionOutcome, 'latencyMs' | 'mode' | 'gated'>): CompletionOutcome => ({
+      ...o,
+      ...this.gate(o.items, o.confidence, req.explicit),
+      mode,
+      latencyMs: this.now() - t0,
+    });
 
     const wantAlternatives = req.explicit && s.alternatives > 1;
     const cached = this.cache.get(hash, ctx.linePrefix);
-    if (cached && (!wantAlternatives || cached.items.length > 1)) return done({ items: cached.items, raw: null, source: 'cache', cancelled: false });
+    if (cached && (!wantAlternatives || cached.items.length > 1))
+      return done({ items: cached.items, confidence: cached.confidence, raw: null, source: 'cache', cancelled: false });
 
     const running = this.inflight;
     if (running && !wantAlternatives && running.compatible(hash, ctx.linePrefix)) {
       running.attach(signal);
-      const items = await untilAborted(
-        running.promise.catch(() => [] as string[]),
+      const scored = await untilAborted(
+        running.promise.catch(() => NOTHING),
         signal,
-        [] as string[],
+        NOTHING,
       );
       const typed = ctx.linePrefix.slice(running.linePrefix.length);
-      const rest = items.filter((t) => t.startsWith(typed) && t.length > typed.length).map((t) => t.slice(typed.length));
-      if (rest.length > 0) return done({ items: rest, raw: running.streamed, source: 'inflight', cancelled: false });
-      if (signal?.aborted) return done({ items: [], raw: null, source: 'none', cancelled: true });
+      const rest = scored.items.filter((t) => t.startsWith(typed) && t.length > typed.length).map((t) => t.slice(typed.length));
+      // Typing what the model predicted keeps its confidence (the rest is the same tokens).
+      if (rest.length > 0) return done({ items: rest, confidence: scored.confidence, raw: running.streamed, source: 'inflight', cancelled: false });
+      if (signal?.aborted) return done({ items: [], confidence: null, raw: null, source: 'none', cancelled: true });
     }
-    if (signal?.aborted) return done({ items: [], raw: null, source: 'none', cancelled: true });
+    if (signal?.aborted) return done({ items: [], confidence: null, raw: null, source: 'none', cancelled: true });
 
     const result = await this.runModel(req, ctx, hash, mode, extra, template, wantAlternatives ? s.alternatives : 1, signal);
     if (result.items.length > 0 && s.prefetch && !req.explicit) this.prefetchAfter(req, result.items[0]);
@@ -127,7 +176,7 @@ export class CompletionService {
     template: FimTemplate | null,
     alternatives: number,
     signal?: AbortSignal,
-  ): Promise<Omit<CompletionOutcome, 'latencyMs' | 'mode'>> {
+  ): Promise<Omit<CompletionOutcome, 'latencyMs' | 'mode' | 'gated'>> {
     const s = this.settings();
     const built = buildPrompt(ctx, template, extra, req.path);
     const options = inlineDecodeOptions(s.preset, mode, ctx.linePrefix);
@@ -135,7 +184,7 @@ export class CompletionService {
     if (template) options.stop = [...(options.stop ?? []), ...template.stopTokens];
 
     this.inflight?.abort();
-    const job = new InFlight(hash, ctx.linePrefix, built.strippedIndent, REUSE_GRACE_MS);
+    const job = new InFlight(hash, ctx.linePrefix, REUSE_GRACE_MS);
     this.inflight = job;
     job.attach(signal);
     const fctx: FilterContext = {
@@ -143,19 +192,26 @@ export class CompletionService {
       lineSuffix: ctx.lineSuffix,
       nextLines: ctx.nextLines,
       indent: ctx.indent,
-      strippedIndent: built.strippedIndent,
     };
     const generation = this.generator.generate(built.prompt, options, {
       signal: job.controller.signal,
       onText: (d) => (job.streamed += d),
     });
-    job.promise = generation.then((r) => (r.finishReason === 'cancelled' ? [] : distinct(r.sequences.map((q) => postProcess(q.text, fctx)))));
+    const calibration = this.model().calibration;
+    job.promise = generation.then((r) => {
+      if (r.finishReason === 'cancelled') return NOTHING;
+      const processed = r.sequences.map((q) => postProcess(q.text, fctx));
+      const best = processed.findIndex((t) => t !== null);
+      const items = distinct(processed);
+      if (best < 0 || !calibration) return { items, confidence: null };
+      return { items, ...scoreSuggestion(calibration, processed[best]!, r.sequences[best], ctx, req.languageId) };
+    });
     // The result is cached when the generation ends, even after this caller has gone: the next keystroke
     // (which may have attached to it) or a return to this place then costs nothing.
     const settled = Promise.all([generation, job.promise])
-      .then(([r, items]) => {
-        if (r.finishReason !== 'cancelled') this.cache.set(hash, ctx.linePrefix, { items });
-        return { r, items };
+      .then(([r, scored]) => {
+        if (r.finishReason !== 'cancelled') this.cache.set(hash, ctx.linePrefix, scored);
+        return { r, scored };
       })
       .finally(() => {
         job.finished = true;
@@ -164,9 +220,18 @@ export class CompletionService {
     // A cancelled caller is released at once; the generation runs on for the grace period in case the next
     // keystroke can use it.
     const out = await untilAborted(settled, signal, null);
-    if (!out) return { items: [], raw: null, source: 'none', cancelled: true };
-    const { r, items } = out;
-    return { items, raw: r.text, source: 'model', stats: r.stats, prompt: promptText(built.prompt), cancelled: r.finishReason === 'cancelled' };
+    if (!out) return { items: [], confidence: null, raw: null, source: 'none', cancelled: true };
+    const { r, scored } = out;
+    const room = this.model().contextTokens - (options.maxNewTokens ?? 0);
+    return {
+      ...scored,
+      raw: r.text,
+      source: 'model',
+      stats: r.stats,
+      fill: Number.isFinite(room) && room > 0 ? r.stats.promptTokens / room : undefined,
+      prompt: promptText(built.prompt),
+      cancelled: r.finishReason === 'cancelled',
+    };
   }
 
   /** Computes, when idle, the suggestion that would follow `accepted` (llama.vscode's speculative prefetch). */

@@ -1,3 +1,4 @@
+import type { ScoredItems } from './completionService';
 /**
  * The generation the model is running now, shared by every request that can use it: a keystroke that
  * types what the model is producing waits for it instead of starting again (Continue's in-flight reuse).
@@ -10,13 +11,11 @@ export class InFlight {
   readonly controller = new AbortController();
   /** Raw text streamed so far. */
   streamed = '';
-  promise!: Promise<string[]>;
+  promise!: Promise<ScoredItems>;
 
   constructor(
     readonly hash: string,
     readonly linePrefix: string,
-    /** Indent stripped from a whitespace-only line (the raw stream then starts with the model's own indent). */
-    readonly strippedIndent: string,
     private readonly graceMs: number,
   ) {}
 
@@ -28,12 +27,8 @@ export class InFlight {
   /** Whether a request at `linePrefix` in the same context can wait for this generation. */
   compatible(hash: string, linePrefix: string): boolean {
     if (this.done || hash !== this.hash || !linePrefix.startsWith(this.linePrefix)) return false;
-    let typed = linePrefix.slice(this.linePrefix.length);
-    let streamed = this.streamed;
-    if (this.strippedIndent) {
-      typed = typed.trimStart();
-      streamed = streamed.trimStart();
-    }
+    const typed = linePrefix.slice(this.linePrefix.length);
+    const streamed = this.streamed;
     return streamed.startsWith(typed) || typed.startsWith(streamed);
   }
 

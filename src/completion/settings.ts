@@ -18,6 +18,7 @@ export function completionSettings(v: SettingValues): CompletionSettings {
     extraContextChars: n('context.extraChars'),
     prefetch: v['inline.prefetch'] as boolean,
     alternatives: n('inline.alternatives'),
+    minConfidence: n('inline.minConfidence'),
   };
 }
 

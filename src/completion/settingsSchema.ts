@@ -39,6 +39,15 @@ export const SETTINGS: readonly SettingSpec[] = [
     description: 'Suggestions computed on an explicit trigger (Alt+\\), to cycle with Alt+] and Alt+[.',
   },
   {
+    key: 'inline.minConfidence',
+    type: 'number',
+    default: 0.3,
+    min: 0,
+    max: 1,
+    description:
+      "Show a suggestion only when its estimated probability of being kept is at least this (0: show every one). Estimated from the model's own token probabilities with the model's calibration; Alt+\\ always shows.",
+  },
+  {
     key: 'debounceMs',
     type: 'integer',
     default: -1,

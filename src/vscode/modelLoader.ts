@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CompletionService } from '../completion/completionService';
+import { modelTraits } from '../completion/modelTraits';
 import { pickFimTemplate, type FimTemplate } from '../completion/prompt/fimTemplates';
 import type { EngineClient } from '../engine/host/client';
 import { defaultModelDir } from '../engine/host/defaultModel';
@@ -45,16 +46,18 @@ export class ModelLoader {
       this.info = info;
       this.template = pickFimTemplate(info.specialTokens);
       const ring = this.service?.ring;
+      const traits = modelTraits(info, (line) => this.log.warn(line));
       this.service = new CompletionService(
         this.client,
         () => this.template,
         () => this.config.completion(vscode.window.activeTextEditor?.document),
-        () => info.contextLength,
+        () => traits,
       );
       if (ring) for (const c of ring.select(Infinity, '', '')) this.service.ring.add(c.path, c.text.split('\n'));
       this.log.info(
         `model ready: ${info.name}, ${path.basename(info.onnxFile)}, ${info.layers} layers, vocab ${info.vocab}, context ${info.contextLength}, ` +
-          `${info.threads} threads, FIM ${this.template?.family ?? 'none (prefix-only prompts)'}`,
+          `${info.threads} threads, FIM ${this.template?.family ?? 'none (prefix-only prompts)'}, ${info.charsPerToken.toFixed(2)} chars/token, ` +
+          `calibration ${traits.calibrationSource}`,
       );
       this.status.set('idle', info.name);
       void this.warm();

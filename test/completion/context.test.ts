@@ -23,17 +23,37 @@ test('windows split the cursor line into prefix and suffix parts', () => {
 test('the prefix window start snaps to blocks: moving the cursor a few lines keeps the prompt head', () => {
   const d = doc(1000);
   const small = { ...budget, prefixLines: 100 };
-  const starts = [500, 501, 505, 510].map((line) => documentContext(d, { line, character: 0 }, small).prefixStartLine);
+  const starts = [501, 505, 510, 515].map((line) => documentContext(d, { line, character: 0 }, small).prefixStartLine);
   assert.ok(starts.every((s) => s % 16 === 0));
   assert.equal(new Set(starts).size, 1, `starts ${starts}`);
 });
 
-test('over the character budget, whole blocks are dropped from the top and the cursor side is kept', () => {
+test('over the character budget the prefix still fills at least three quarters of it, ending at the cursor', () => {
   const d = doc(1000);
-  const ctx = documentContext(d, { line: 600, character: 3 }, { ...budget, prefixChars: 500 });
-  assert.ok(ctx.prefix.length <= 500);
-  assert.ok(ctx.prefix.endsWith('line 599\n'));
-  assert.equal(ctx.prefixStartLine % 16, 0);
+  for (const prefixChars of [120, 500, 2000]) {
+    const ctx = documentContext(d, { line: 600, character: 3 }, { ...budget, prefixChars, suffixChars: 0 });
+    assert.ok(ctx.prefix.length <= prefixChars, `${ctx.prefix.length} > ${prefixChars}`);
+    assert.ok(ctx.prefix.length >= 0.75 * prefixChars - 10, `only ${ctx.prefix.length} of ${prefixChars} characters used`);
+    assert.ok(ctx.prefix.endsWith('line 599\n'));
+  }
+});
+
+test('pressing Enter line after line moves the window start only once per snap step', () => {
+  const d = doc(1000);
+  const b = { ...budget, prefixChars: 500, suffixChars: 0 };
+  const starts = Array.from({ length: 48 }, (_, i) => documentContext(d, { line: 600 + i, character: 0 }, b).prefixStartLine);
+  const changes = starts.filter((s, i) => i > 0 && s !== starts[i - 1]).length;
+  // About 50 lines fit, so the step is 12: 48 lines of movement change the start 4 or 5 times, not 48.
+  assert.ok(changes <= 5, `${changes} changes: ${starts}`);
+});
+
+test('characters the suffix leaves unused go to the prefix', () => {
+  const d = doc(1000);
+  const b = { ...budget, prefixChars: 300, suffixChars: 300 };
+  const atEnd = documentContext(d, { line: 999, character: 0 }, b);
+  const inMiddle = documentContext(d, { line: 600, character: 0 }, b);
+  assert.equal(atEnd.suffix, '');
+  assert.ok(atEnd.prefix.length > inMiddle.prefix.length + 150, `${atEnd.prefix.length} vs ${inMiddle.prefix.length}`);
 });
 
 test('typing on the cursor line never moves the prefix window', () => {
@@ -96,11 +116,15 @@ test('insertAt shows the document as if a suggestion were accepted', () => {
 });
 
 test('budgets shrink to fit a small model context, 3/4 prefix and 1/4 suffix', async () => {
-  const { fitBudget, CHARS_PER_TOKEN } = await import('../../src/completion/context/fitBudget');
+  const { fitBudget, CHARS_PER_TOKEN, CURSOR_LINE_CHARS, MEASURED_MARGIN } = await import('../../src/completion/context/fitBudget');
   const b = { ...budget, prefixChars: 3000, suffixChars: 1000 };
   assert.deepEqual(fitBudget(b, 0, 32768, 96).budget, b, 'a large context keeps the settings');
   const small = fitBudget(b, 2000, 512, 96);
   const total = small.budget.prefixChars + small.budget.suffixChars + small.extraChars;
-  assert.ok(total <= (512 - 96 - 16) * CHARS_PER_TOKEN - 200);
+  assert.ok(total <= (512 - 96 - 16) * CHARS_PER_TOKEN - CURSOR_LINE_CHARS);
   assert.ok(small.budget.prefixChars > 2.5 * small.budget.suffixChars);
+  // A tokenizer measured at 4 characters per token gets a larger budget, within its margin.
+  const measured = fitBudget(b, 0, 512, 96, 4);
+  const sum = measured.budget.prefixChars + measured.budget.suffixChars;
+  assert.ok(sum > total && sum <= (512 - 96 - 16) * 4 * MEASURED_MARGIN - CURSOR_LINE_CHARS, `${sum}`);
 });

@@ -20,7 +20,7 @@ const service = (gen: FakeGenerator, s = settings) =>
     gen,
     () => template,
     () => s,
-    () => 1024,
+    () => ({ contextTokens: 1024 }),
   );
 const request = (text: string, cursor = text.length, explicit = false) => ({
   doc: textSource(text),
@@ -32,27 +32,27 @@ const request = (text: string, cursor = text.length, explicit = false) => ({
 
 test('cache: exact hit, typed-ahead walk-back, a disagreeing earlier suggestion, empty results not kept', () => {
   const c = new CompletionCache();
-  c.set('h', 'x = ', { items: ['foo(1)', 'bar'] });
+  c.set('h', 'x = ', { items: ['foo(1)', 'bar'], confidence: null });
   assert.deepEqual(c.get('h', 'x = ')?.items, ['foo(1)', 'bar']);
   assert.deepEqual(c.get('h', 'x = fo')?.items, ['o(1)'], 'typed "fo": the rest of the suggestion that starts with it');
   assert.equal(c.get('h', 'x = foo(1)'), undefined, 'typed all of it: nothing left to suggest');
   assert.equal(c.get('h', 'x = q'), undefined, 'typed something else');
   assert.equal(c.get('other', 'x = '), undefined, 'another context');
-  c.set('h', 'y = ', { items: [] });
+  c.set('h', 'y = ', { items: [], confidence: null });
   assert.equal(c.size, 1);
   // The walk-back is bounded.
   const long = 'a'.repeat(MAX_TYPED_AHEAD + 1);
-  c.set('h', '', { items: [`${long}b`] });
+  c.set('h', '', { items: [`${long}b`], confidence: null });
   assert.equal(c.get('h', long), undefined);
   assert.deepEqual(c.get('h', long.slice(1))?.items, ['ab']);
 });
 
 test('cache: least recently used entries go first, and entries expire', async () => {
   const c = new CompletionCache(2, 30);
-  c.set('h', 'a', { items: ['1'] });
-  c.set('h', 'b', { items: ['2'] });
+  c.set('h', 'a', { items: ['1'], confidence: null });
+  c.set('h', 'b', { items: ['2'], confidence: null });
   c.get('h', 'a');
-  c.set('h', 'c', { items: ['3'] });
+  c.set('h', 'c', { items: ['3'], confidence: null });
   assert.ok(c.get('h', 'a') && c.get('h', 'c'));
   assert.equal(c.get('h', 'b'), undefined);
   await sleep(60);
@@ -60,7 +60,7 @@ test('cache: least recently used entries go first, and entries expire', async ()
 });
 
 test('in-flight: compatible only with the same context, a prefix extended by what the model is writing', () => {
-  const j = new InFlight('h', 'x = ', '', 50);
+  const j = new InFlight('h', 'x = ', 50);
   j.streamed = 'foo(';
   assert.ok(j.compatible('h', 'x = '));
   assert.ok(j.compatible('h', 'x = fo'));
@@ -68,16 +68,17 @@ test('in-flight: compatible only with the same context, a prefix extended by wha
   assert.ok(!j.compatible('h', 'x = b'));
   assert.ok(!j.compatible('h', 'x ='), 'backspace restarts');
   assert.ok(!j.compatible('other', 'x = fo'));
-  // From a whitespace-only line the stream starts with the model's own indent.
-  const w = new InFlight('h', '    ', '    ', 50);
-  w.streamed = '    return x';
+  // From a whitespace-only line the stream continues after the indent.
+  const w = new InFlight('h', '    ', 50);
+  w.streamed = 'return x';
   assert.ok(w.compatible('h', '    ret'));
+  assert.ok(!w.compatible('h', '    x'));
   j.abort();
   assert.ok(!j.compatible('h', 'x = fo'), 'an aborted generation is not reused');
 });
 
 test('in-flight: aborted once nobody waits, after the grace period; a new waiter in time keeps it', async () => {
-  const j = new InFlight('h', 'x', '', 30);
+  const j = new InFlight('h', 'x', 30);
   const a = new AbortController();
   j.attach(a.signal);
   a.abort();
@@ -188,7 +189,7 @@ test('service: a failing generator fails the request with its error (no hang, no
     failing,
     () => template,
     () => settings,
-    () => 1024,
+    () => ({ contextTokens: 1024 }),
   );
   await assert.rejects(svc.complete(request('x = ')), /worker exited/);
   await assert.rejects(svc.complete(request('x = '), new AbortController().signal), /worker exited/);

@@ -14,7 +14,7 @@ interface GoldenCase {
 }
 
 const GOLDEN = path.join(ROOT, 'test', 'completion', 'golden');
-const ctxOf = (c: Partial<FilterContext>): FilterContext => ({ linePrefix: '', lineSuffix: '', nextLines: [], indent: '', strippedIndent: '', ...c });
+const ctxOf = (c: Partial<FilterContext>): FilterContext => ({ linePrefix: '', lineSuffix: '', nextLines: [], indent: '', ...c });
 
 for (const [name, filter] of FILTERS) {
   test(`golden: ${name}`, () => {
@@ -27,7 +27,7 @@ for (const [name, filter] of FILTERS) {
 }
 
 test('the pipeline: a block completion from a whitespace-only line in a function', () => {
-  const ctx = ctxOf({ linePrefix: '    ', indent: '    ', strippedIndent: '    ', nextLines: ['', 'def other():'].filter(Boolean) });
-  const raw = '    if n < 2:\n        return n\n    return fib(n - 1) + fib(n - 2)\n\ndef other():\n    pass\n';
+  const ctx = ctxOf({ linePrefix: '    ', indent: '    ', nextLines: ['', 'def other():'].filter(Boolean) });
+  const raw = 'if n < 2:\n        return n\n    return fib(n - 1) + fib(n - 2)\n\ndef other():\n    pass\n';
   assert.equal(postProcess(raw, ctx), 'if n < 2:\n        return n\n    return fib(n - 1) + fib(n - 2)');
 });

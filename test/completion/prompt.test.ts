@@ -36,11 +36,10 @@ test('the prompt runs stable to volatile: extra chunks, prefix, suffix, then the
   assert.deepEqual(q.prompt.slice(0, -1), p.prompt.slice(0, -1), 'only the last part changes');
 });
 
-test('a whitespace-only cursor line is sent as an empty middle and its indent remembered', () => {
+test('a whitespace-only cursor line keeps its indentation as the middle (token healing re-tokenizes it)', () => {
   const t = pickFimTemplate(new Set(['<fim_prefix>', '<fim_suffix>', '<fim_middle>']))!;
   const p = buildPrompt({ ...ctx, linePrefix: '    ' }, t, [], 'main.py');
-  assert.deepEqual(p.prompt.at(-1), { special: '<fim_middle>' });
-  assert.equal(p.strippedIndent, '    ');
+  assert.deepEqual(p.prompt.slice(-2), [{ special: '<fim_middle>' }, { text: '    ' }]);
 });
 
 test('DeepSeek and Qwen formats', () => {

@@ -20,7 +20,7 @@ const service = () =>
     engine,
     () => pickFimTemplate(engine.info.specialTokens),
     () => settings,
-    () => engine.info.contextLength,
+    () => ({ contextTokens: engine.info.contextLength, charsPerToken: engine.info.charsPerToken }),
   );
 const request = (text: string, cursor: number, explicit = false) => ({
   doc: textSource(text),

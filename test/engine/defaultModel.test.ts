@@ -80,7 +80,7 @@ test('typing replay with the default model: each keystroke prefills a few tokens
     engine,
     () => pickFimTemplate(engine.info.specialTokens),
     () => settings,
-    () => engine.info.contextLength,
+    () => ({ contextTokens: engine.info.contextLength, charsPerToken: engine.info.charsPerToken }),
   );
   const file = fs.readFileSync(path.join(ROOT, 'src', 'completion', 'completionService.ts'), 'utf8');
   const at = file.indexOf('  async complete(');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Engine } from '../../src/engine/worker/engine';
+import { special, text } from '../../src/engine/shared/prompt';
 import { KvCache } from '../../src/engine/model/kvCache';
 import { readModelFolder } from '../../src/engine/model/modelFolder';
 import { OnnxCausalLM } from '../../src/engine/model/onnxModel';
@@ -74,6 +75,16 @@ test('a prompt longer than the context keeps its end and still generates', async
   assert.ok(r.stats.truncatedTokens > 0);
   assert.ok(r.stats.promptTokens + 16 <= engine.info.contextLength);
   assert.ok(r.stats.generatedTokens > 0);
+});
+
+test('a FIM prompt over the context keeps its FIM prefix marker and drops the oldest text after it', async () => {
+  const fim = [special('<fim_prefix>'), text('x = 1\n'.repeat(800)), special('<fim_suffix>'), text('\nprint(x)\n'), special('<fim_middle>')];
+  const r = await engine.generate(fim, { maxNewTokens: 8 });
+  assert.ok(r.stats.truncatedTokens > 0);
+  const ids = engine.cachedTokenIds;
+  assert.equal(ids[0], engine.tokenizer.tokenId('<fim_prefix>'), 'the format marker survives the cut');
+  assert.ok(!ids.slice(1).includes(engine.tokenizer.tokenId('<fim_prefix>')!));
+  assert.ok(ids.includes(engine.tokenizer.tokenId('<fim_middle>')!), 'the end of the prompt is kept');
 });
 
 test('a prompt over the context, growing by one character, still reuses the cache', async () => {

@@ -20,7 +20,6 @@ const ctx: fc.Arbitrary<FilterContext> = fc.record({
   lineSuffix: fc.oneof(fc.constant(''), line),
   nextLines: lines,
   indent: fc.constantFrom('', '  ', '    ', '\t', '        '),
-  strippedIndent: fc.constantFrom('', '    ', '\t'),
 });
 const raw = lines.map((l) => l.join('\n'));
 const squash = (s: string) => s.replace(/\s+/g, '');

@@ -3,6 +3,8 @@ import { LRUCache } from 'lru-cache';
 export interface CachedCompletion {
   /** Post-processed suggestions, best first. */
   items: string[];
+  /** The best item's estimated probability of being kept (null: not scored). */
+  confidence: number | null;
 }
 
 /** How far back (typed characters) a lookup walks to find a suggestion the user is typing through. */
@@ -32,7 +34,7 @@ export class CompletionCache {
       if (!hit) continue;
       const typed = linePrefix.slice(linePrefix.length - k);
       const items = hit.items.filter((t) => t.startsWith(typed) && t.length > typed.length).map((t) => t.slice(typed.length));
-      if (items.length > 0) return { items };
+      if (items.length > 0) return { items, confidence: hit.confidence };
       return undefined; // the nearest earlier suggestion disagrees with what was typed
     }
     return undefined;

@@ -17,42 +17,51 @@ export interface WindowBudget {
 export const MAX_LINE_CHARS = 4000;
 
 /**
- * Builds the text windows around the cursor. Whole lines are dropped from the far ends when over budget,
- * in blocks of `snapLines`, so the first line of the prefix only changes every few lines of movement.
+ * Builds the text windows around the cursor. The suffix is cut from the bottom; the prefix keeps as many
+ * lines above the cursor as fit (its own budget plus whatever the suffix left unused), with its first line
+ * snapped to a multiple of a step of about a quarter of the lines that fit (at most `snapLines`): the start,
+ * and with it the whole KV cache, only moves every few lines of cursor movement, and at most a quarter
+ * of the budget is given up for that.
  */
 export function documentContext(doc: TextSource, cursor: CursorPosition, b: WindowBudget): DocumentContext {
   const line = doc.lineAt(cursor.line);
   const linePrefix = line.slice(Math.max(0, cursor.character - MAX_LINE_CHARS), cursor.character);
   const lineSuffix = line.slice(cursor.character, cursor.character + MAX_LINE_CHARS);
-  const snap = Math.max(1, b.snapLines);
-
-  // Prefix: snapped start, then drop blocks from the top until it fits.
-  let start = Math.max(0, Math.floor((cursor.line - b.prefixLines) / snap) * snap);
-  const above: string[] = [];
-  for (let i = start; i < cursor.line; i++) above.push(`${clipLine(doc.lineAt(i))}\n`);
-  // The cursor line is left out of the budget: typing on it must never move the window start (that would
-  // invalidate the whole KV cache at one keystroke); fitBudget keeps room for it.
-  let prefixLen = above.reduce((s, l) => s + l.length, 0);
-  let dropped = 0;
-  while (prefixLen > b.prefixChars && dropped < above.length) {
-    // Whole blocks keep the start snapped; the last block goes line by line so something is kept.
-    const n = above.length - dropped > snap ? snap : 1;
-    for (let i = 0; i < n; i++) prefixLen -= above[dropped + i].length;
-    dropped += n;
-  }
-  start += dropped;
-  const prefix = above.slice(dropped).join('');
 
   // Suffix: lines below up to a snapped end, cut from the bottom to fit.
-  const end = Math.min(doc.lineCount, Math.ceil((cursor.line + 1 + b.suffixLines) / snap) * snap);
+  const snapBelow = Math.max(1, b.snapLines);
+  const end = Math.min(doc.lineCount, Math.ceil((cursor.line + 1 + b.suffixLines) / snapBelow) * snapBelow);
   let suffix = '';
-  let budget = b.suffixChars - lineSuffix.length;
-  for (let i = cursor.line + 1; i < end && budget > 0; i++) {
+  let suffixRoom = b.suffixChars - lineSuffix.length;
+  for (let i = cursor.line + 1; i < end && suffixRoom > 0; i++) {
     const l = `\n${clipLine(doc.lineAt(i))}`;
-    if (l.length > budget) break;
+    if (l.length > suffixRoom) break;
     suffix += l;
-    budget -= l.length;
+    suffixRoom -= l.length;
   }
+
+  // Prefix: the lines that fit, walking up from the cursor. The cursor line is left out of the budget:
+  // typing on it must never move the window start (fitBudget keeps room for it).
+  const budget = b.prefixChars + Math.max(0, suffixRoom);
+  const top = Math.max(0, cursor.line - b.prefixLines);
+  const above: string[] = [];
+  let used = 0;
+  for (let i = cursor.line - 1; i >= top; i--) {
+    const l = `${clipLine(doc.lineAt(i))}\n`;
+    if (used + l.length > budget) break;
+    above.push(l);
+    used += l.length;
+  }
+  above.reverse();
+  let start = cursor.line - above.length;
+  if (start > 0) {
+    // Snap up to the next multiple of the step: the start then stays put for `step` lines of movement.
+    const step = Math.max(1, Math.min(b.snapLines, Math.floor(above.length / 4)));
+    const snapped = Math.min(cursor.line, Math.ceil(start / step) * step);
+    above.splice(0, snapped - start);
+    start = snapped;
+  }
+  const prefix = above.join('');
 
   const nextLines: string[] = [];
   for (let i = cursor.line + 1; i < doc.lineCount && nextLines.length < 3 && i <= cursor.line + 20; i++) {

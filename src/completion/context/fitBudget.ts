@@ -1,22 +1,36 @@
 import type { WindowBudget } from './documentContext';
 
 /**
- * Characters per token assumed when fitting text to a model's context without its tokenizer (which lives in
- * the worker). Code BPE vocabularies give 3-4; a low guess keeps the prompt inside the context, so the
- * engine never has to cut its start (which would drop the FIM marker).
+ * Characters per token assumed when the model's tokenizer was not measured. Code BPE vocabularies give
+ * 3-4; a low guess keeps the prompt inside the context, so the engine never has to cut its start (which
+ * would drop the FIM marker).
  */
 export const CHARS_PER_TOKEN = 2.8;
 
+/**
+ * Share of a measured characters-per-token ratio that is relied on: real files vary around the measured
+ * sample (long identifiers, non-ASCII, dense punctuation). An overflow costs little: the engine then drops
+ * the oldest prefix tokens (after the FIM marker) in steps that keep the KV cache stable.
+ */
+export const MEASURED_MARGIN = 0.95;
+
 /** Characters kept free for the cursor line, which the prefix budget does not count. */
-export const CURSOR_LINE_CHARS = 240;
+export const CURSOR_LINE_CHARS = 120;
 
 /**
  * Shrinks the character budgets so prefix + suffix + extra context fit the model's context after room for
  * the generated tokens: the prefix keeps 3/4 of what is left, the suffix 1/4 (llama.cpp's split).
  */
-export function fitBudget(b: WindowBudget, extraChars: number, contextTokens: number, maxNewTokens: number): { budget: WindowBudget; extraChars: number } {
+export function fitBudget(
+  b: WindowBudget,
+  extraChars: number,
+  contextTokens: number,
+  maxNewTokens: number,
+  measuredCharsPerToken?: number,
+): { budget: WindowBudget; extraChars: number } {
+  const perToken = measuredCharsPerToken && Number.isFinite(measuredCharsPerToken) ? measuredCharsPerToken * MEASURED_MARGIN : CHARS_PER_TOKEN;
   // Room for the cursor line (not part of the prefix budget) and the FIM markers.
-  const available = Math.max(64, contextTokens - maxNewTokens - 16) * CHARS_PER_TOKEN - CURSOR_LINE_CHARS;
+  const available = Math.max(64, contextTokens - maxNewTokens - 16) * perToken - CURSOR_LINE_CHARS;
   const wanted = b.prefixChars + b.suffixChars + extraChars;
   if (wanted <= available) return { budget: b, extraChars };
   const extra = Math.min(extraChars, Math.floor(available / 4));

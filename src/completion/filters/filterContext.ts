@@ -8,8 +8,6 @@ export interface FilterContext {
   nextLines: string[];
   /** Indentation of the cursor line (for an empty line: where the cursor sits or the line above's). */
   indent: string;
-  /** Indent stripped from a whitespace-only cursor line before prompting (see buildPrompt). */
-  strippedIndent: string;
 }
 
 /** A filter returns the (possibly cut) completion, or null to drop it. Each one is a small pure function. */

@@ -5,26 +5,23 @@ import type { FimTemplate } from './fimTemplates';
 export interface BuiltPrompt {
   /** Template markers as special parts, document text as literal parts. */
   prompt: PromptPart[];
-  /** Text the model is asked to continue (the cursor line up to the cursor, maybe without its indent). */
+  /** Text the model is asked to continue: the cursor line up to the cursor. */
   middle: string;
-  /** Indentation removed from a whitespace-only cursor line; the filters put it back. */
-  strippedIndent: string;
 }
 
 /**
  * Orders the prompt from stable to volatile so that a keystroke invalidates only the tail of the KV cache:
  *   [extra chunks][FIM prefix] lines above [FIM suffix] rest of line + lines below [FIM middle] line so far
- * On a whitespace-only line the middle is sent empty and the indent stripped (llama.vim's trick): the model
- * then writes a whole line, and the filters re-indent it. Extra chunks need the family's file separator
+ * On a whitespace-only line the indentation stays in the middle (the engine's token healing re-tokenizes it
+ * as the model saw indentation in training; sent empty, the model writes top-level code at column 0).
+ * Extra chunks need the family's file separator
  * (`<file_sep>`, `<|file_sep|>`): without one they would read as part of the current file.
  */
 export function buildPrompt(ctx: DocumentContext, template: FimTemplate | null, extra: ExtraChunk[], path: string): BuiltPrompt {
-  const whitespaceOnly = ctx.linePrefix.trim() === '' && ctx.linePrefix.length > 0;
-  const middle = whitespaceOnly ? '' : ctx.linePrefix;
-  const strippedIndent = whitespaceOnly ? ctx.linePrefix : '';
+  const middle = ctx.linePrefix;
   if (!template) {
     // No FIM tokens: a plain left-to-right prompt (the suffix cannot be used).
-    return { prompt: [text(ctx.prefix + middle)], middle, strippedIndent };
+    return { prompt: [text(ctx.prefix + middle)], middle };
   }
   const head: PromptPart[] = [];
   if (template.fileHeader && extra.length > 0) {
@@ -33,5 +30,5 @@ export function buildPrompt(ctx: DocumentContext, template: FimTemplate | null, 
   }
   const prompt = [...head, ...template.fim(ctx.prefix, ctx.lineSuffix + ctx.suffix)];
   if (middle) prompt.push(text(middle));
-  return { prompt, middle, strippedIndent };
+  return { prompt, middle };
 }

@@ -6,6 +6,7 @@ import { StreamingDetokenizer } from './streamingDetokenizer';
 import type { Sequence } from '../shared/types';
 import { lookupDraft } from './promptLookup';
 import { tokenLogprob } from './logSoftmax';
+import { restrictTo } from './tokenHealing';
 
 export interface DecodeStepper {
   /** Feeds one token and returns the logits row that follows it. */
@@ -20,8 +21,10 @@ export interface DecodeStepper {
 
 export interface SampleLoopInput {
   firstLogits: Float32Array;
-  /** Token healing: the text the first token starts with, which belongs to the prompt, not the output. */
+  /** Token healing: the text the output starts with, which belongs to the prompt, not the output. */
   healText?: string;
+  /** Token healing: the ids that can begin a text starting with the part of `healText` not yet covered. */
+  healAllowed?: (remaining: string) => readonly number[];
   history: number[];
   opts: DecodeOptions;
   chain: SamplerChain;
@@ -86,12 +89,13 @@ export async function sampleLoop(input: SampleLoopInput): Promise<Sequence> {
       finish = 'cancelled';
       break;
     }
-    const row = pending?.row ?? logits;
-    const id = pending?.id ?? chain.sample(logits, { history, rng: input.rng });
+    // While healed prompt text is not yet covered, only tokens that continue it may be drawn.
+    const row = pending?.row ?? (heal && input.healAllowed ? restrictTo(logits, input.healAllowed(heal)) : logits);
+    const id = pending?.id ?? chain.sample(row, { history, rng: input.rng });
     pending = null;
     finish = accept(id, row);
     if (finish) break;
-    const draft = speculate ? lookupDraft(history, Math.min(opts.speculativeTokens, stepper.room() - 1, opts.maxNewTokens - tokens.length)) : [];
+    const draft = speculate && !heal ? lookupDraft(history, Math.min(opts.speculativeTokens, stepper.room() - 1, opts.maxNewTokens - tokens.length)) : [];
     if (draft.length === 0) {
       logits = await stepper.step(id);
       continue;

@@ -49,6 +49,8 @@ export interface ModelInfo {
   layers: number;
   vocab: number;
   contextLength: number;
+  /** Characters per token of the tokenizer on typical code, measured at load (sizes prompts in characters). */
+  charsPerToken: number;
   eosIds: number[];
   /** Added tokens (special or not) by text, so the completion layer can pick a FIM template. */
   specialTokens: Record<string, number>;

@@ -1,5 +1,6 @@
 import { beamSearch } from '../decode/beamSearch';
 import { cancelledResult } from '../shared/cancelledResult';
+import { measureCharsPerToken } from '../model/charsPerToken';
 import { resolveDecodeOptions, type DecodeOptions } from '../shared/decodeOptions';
 import { RequestError } from '../shared/errors';
 import { commonPrefixLength } from '../model/kvCache';
@@ -8,7 +9,7 @@ import { OnnxCausalLM, defaultThreads, onnxWeightBytes, type AnyKvCache, type Se
 import { SamplerChain } from '../decode/samplers/chain';
 import { Prng } from '../decode/samplers/prng';
 import { sampleLoop } from '../decode/sampleLoop';
-import { TokenPrefixIndex, planHealing, restrictTo, type Healing } from '../decode/tokenHealing';
+import { TokenPrefixIndex, planHealing, type Healing } from '../decode/tokenHealing';
 import { rotaryPositions } from '../model/graphLimits';
 import { TextTokenizer } from '../model/tokenizer';
 import { boundPrompt, promptProblem, promptText, type Prompt } from '../shared/prompt';
@@ -80,6 +81,7 @@ export class Engine {
       layers: c.layers,
       vocab: c.vocab,
       contextLength: contextLength(cfg),
+      charsPerToken: measureCharsPerToken(tokenizer),
       eosIds: eos,
       specialTokens: Object.fromEntries(tokenizer.addedTokens),
       kvBytesPerToken: c.layers * 2 * c.kvHeads * c.headDim * (c.kvType === 'float32' ? 4 : 2),
@@ -114,6 +116,11 @@ export class Engine {
   /** Tokens currently held in the KV cache. */
   get cachedTokens(): number {
     return this.cache.length;
+  }
+
+  /** The token ids the KV cache holds (tests, debugging). */
+  get cachedTokenIds(): readonly number[] {
+    return this.cache.tokens;
   }
 
   /** Forgets the KV cache (the next request prefills everything). */
@@ -190,11 +197,14 @@ export class Engine {
       opts.maxNewTokens = cap;
     }
     // Dropped in steps of an eighth of the context: while a prompt grows keystroke by keystroke, its start
-    // stays put and the KV cache stays reusable (a one-token shift would invalidate all of it).
+    // stays put and the KV cache stays reusable (a one-token shift would invalidate all of it). A leading run
+    // of special tokens (a FIM prefix marker, BOS) is kept: without it the model no longer knows the format.
     const overflow = tokens.length + opts.maxNewTokens - ctx;
     const quantum = Math.max(1, Math.floor(ctx / 8));
-    const truncated = overflow > 0 ? Math.min(tokens.length - 1, Math.ceil(overflow / quantum) * quantum) : 0;
-    if (truncated > 0) tokens = tokens.slice(truncated);
+    let head = 0;
+    while (head < tokens.length - 1 && this.tokenizer.specialIds.has(tokens[head])) head++;
+    const truncated = overflow > 0 ? Math.min(tokens.length - 1 - head, Math.ceil(overflow / quantum) * quantum) : 0;
+    if (truncated > 0) tokens = [...tokens.slice(0, head), ...tokens.slice(head + truncated)];
     const beams = opts.numBeams > 1 ? opts.numBeams : opts.temperature === 0 && opts.numReturnSequences > 1 ? opts.numReturnSequences : 1;
     // Token healing (sampling and greedy; beam search keeps the prompt as it is).
     let healing: Healing | null = null;
@@ -263,8 +273,9 @@ export class Engine {
       if (n > 0) this.cache = this.cache.crop(plan.tokens.length);
       sequences.push(
         await sampleLoop({
-          firstLogits: plan.healing ? restrictTo(firstLogits, plan.healing.allowed) : firstLogits,
+          firstLogits,
           healText: plan.healing?.text,
+          healAllowed: plan.healing ? (rest) => (rest === plan.healing!.text ? plan.healing!.allowed : this.prefixIndex!.compatibleWith(rest)) : undefined,
           history: plan.tokens,
           opts,
           chain,

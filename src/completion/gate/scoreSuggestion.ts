@@ -1,0 +1,41 @@
+import type { Sequence } from '../../engine/shared/types';
+import type { DocumentContext } from '../types';
+import { confidence, type Calibration } from './calibration';
+import { gateFeatures, type FeatureName } from './features';
+
+/** The estimated probability that `text` (the post-processed form of `seq`) is kept at this cursor, and the features behind it. */
+export function scoreSuggestion(
+  cal: Calibration,
+  text: string,
+  seq: Sequence,
+  ctx: DocumentContext,
+  languageId: string,
+): { confidence: number; features: Record<FeatureName, number> } {
+  const features = gateFeatures(gateInput(text, seq, ctx, languageId));
+  return { confidence: confidence(cal, features), features };
+}
+
+export function gateInput(text: string, seq: Sequence, ctx: DocumentContext, languageId: string) {
+  return {
+    text,
+    raw: seq.text,
+    tokenLogprobs: seq.tokenLogprobs ?? [],
+    tokenTextEnds: seq.tokenTextEnds ?? [],
+    linePrefix: ctx.linePrefix,
+    lineSuffix: ctx.lineSuffix,
+    lineAbove: lastNonBlankLine(ctx.prefix),
+    languageId,
+  };
+}
+
+function lastNonBlankLine(prefix: string): string {
+  let end = prefix.length;
+  while (end > 0) {
+    const start = prefix.lastIndexOf('\n', end - 2) + 1;
+    const line = prefix.slice(start, end).replace(/\r?\n$/, '');
+    if (line.trim() !== '') return line;
+    if (start === 0) break;
+    end = start;
+  }
+  return '';
+}
