@@ -10,13 +10,22 @@ export class SessionStats {
   reusedTokens = 0;
   lastLatencyMs: number | null = null;
   lastReuse: number | null = null;
+  /** Suggestions the confidence gate held back. */
+  gated = 0;
+  /** The last scored suggestion's estimated probability of being kept. */
+  lastConfidence: number | null = null;
+  /** The last prompt's share of the tokens it could have used. */
+  lastFill: number | null = null;
   private latencies: number[] = [];
 
   record(o: CompletionOutcome): void {
     this.requests++;
     this.bySource[o.source]++;
     if (o.items.length > 0) this.shown++;
+    if (o.gated) this.gated++;
     if (o.cancelled) return;
+    if (o.confidence !== null) this.lastConfidence = o.confidence;
+    if (o.fill !== undefined) this.lastFill = o.fill;
     this.lastLatencyMs = o.latencyMs;
     this.latencies.push(o.latencyMs);
     if (this.latencies.length > 200) this.latencies.shift();
@@ -38,7 +47,8 @@ export class SessionStats {
     const reuse = this.promptTokens > 0 ? `${Math.round((100 * this.reusedTokens) / this.promptTokens)}%` : 'n/a';
     return [
       `requests: ${this.requests} (model ${this.bySource.model}, cache ${this.bySource.cache}, reused in-flight ${this.bySource.inflight})`,
-      `suggestions shown: ${this.shown}, accepted: ${this.accepted}`,
+      `suggestions shown: ${this.shown}, accepted: ${this.accepted}, held back as unlikely to be kept: ${this.gated}`,
+      `last suggestion: ${this.lastConfidence === null ? 'n/a' : `${Math.round(this.lastConfidence * 100)}% likely to be kept`}, prompt fill ${this.lastFill === null ? 'n/a' : `${Math.round(this.lastFill * 100)}%`}`,
       `latency p50 ${ms(this.percentile(50))}, p95 ${ms(this.percentile(95))}, last ${ms(this.lastLatencyMs)}`,
       `KV cache reuse: ${reuse} of prompt tokens`,
     ].join('\n');

@@ -41,7 +41,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   {
     key: 'inline.minConfidence',
     type: 'number',
-    default: 0.3,
+    default: 0.1,
     min: 0,
     max: 1,
     description:

@@ -72,10 +72,13 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
   private items(o: CompletionOutcome, position: vscode.Position): vscode.InlineCompletionItem[] {
     this.deps.stats.record(o);
     this.deps.status.render();
+    const confidence = o.confidence === null ? '' : `, confidence ${o.confidence.toFixed(2)}`;
     if (o.items.length > 0) {
       this.deps.log.debug(
-        `${o.source} ${o.mode} ${Math.round(o.latencyMs)} ms${o.stats ? `, prefill ${o.stats.prefillTokens}/${o.stats.promptTokens} tokens` : ''}`,
+        `${o.source} ${o.mode} ${Math.round(o.latencyMs)} ms${o.stats ? `, prefill ${o.stats.prefillTokens}/${o.stats.promptTokens} tokens` : ''}${confidence}`,
       );
+    } else if (o.gated) {
+      this.deps.log.debug(`held back (${o.source}${confidence} below ghostline.inline.minConfidence)`);
     }
     const range = new vscode.Range(position, position);
     return o.items.map(

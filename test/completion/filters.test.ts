@@ -14,7 +14,7 @@ interface GoldenCase {
 }
 
 const GOLDEN = path.join(ROOT, 'test', 'completion', 'golden');
-const ctxOf = (c: Partial<FilterContext>): FilterContext => ({ linePrefix: '', lineSuffix: '', nextLines: [], indent: '', ...c });
+const ctxOf = (c: Partial<FilterContext>): FilterContext => ({ linePrefix: '', lineSuffix: '', nextLines: [], lineAbove: '', indent: '', ...c });
 
 for (const [name, filter] of FILTERS) {
   test(`golden: ${name}`, () => {

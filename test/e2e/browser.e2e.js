@@ -4,7 +4,10 @@
 //   1. wait for the workbench and for the extension host to activate ghostline.ghostline
 //   2. open a new Python file, type `def fibonacci(n):` + Enter
 //   3. wait for ghost text (.ghost-text-decoration), screenshot it, press Tab
-//   4. save, and check on disk that the file contains the accepted text
+//   4. save, and check on disk that the file contains the accepted text, and that it is a sensible body for
+//      the function: indented under the def, not a copy of it, and using its parameter
+//   5. a known-bad case (a second file, its cursor in the middle of an unfinished prose comment): no ghost
+//      text appears, and Show Stats counts a suggestion held back by the confidence gate
 // Not a `node --test` file (no .test.js suffix): run it with `node test/e2e/browser.e2e.js`.
 // Options: --no-ghost   stop after typing (checks launch, activation, open, type; for use without a provider)
 //          --headed     show the browser (needs a display)
@@ -31,6 +34,9 @@ const EXTENSION_ID = probe ? 'ghostline-e2e.probe' : 'ghostline.ghostline';
 const FILE = 'ghost_e2e.py';
 const HEADER = '"""End-to-end check file for Ghostline."""\n\n\n';
 const TYPED = 'def fibonacci(n):';
+const BAD_FILE = 'ghost_e2e_notes.py';
+const BAD_HEADER = '# Scratch notes.\n\n';
+const BAD_TYPED = '# the reason we went with the second vendor was';
 const GHOST_SELECTOR = '.monaco-editor .ghost-text-decoration, .monaco-editor .ghost-text';
 
 const expectGhost = !args.includes('--no-ghost');
@@ -120,6 +126,61 @@ async function openFile(page, name) {
     .locator('.editor-instance .monaco-editor textarea, .editor-instance .monaco-editor .native-edit-context')
     .first()
     .waitFor({ state: 'attached', timeout: 15_000 });
+}
+
+/**
+ * The accepted text must read as the start of fibonacci's body: the line after the def indented under it,
+ * not a copy of the def or top-level code, and using the parameter `n`.
+ * @param {string} text the file after the header
+ */
+function assertSensibleBody(text) {
+  const lines = text.split('\n');
+  const at = lines.findIndex((l) => l.includes(TYPED));
+  const body = lines.slice(at + 1).filter((l) => l.trim() !== '');
+  if (body.length === 0) throw new Error('nothing was accepted under the def');
+  const first = body[0];
+  if (!/^[ \t]+\S/.test(first)) throw new Error(`the accepted line is not indented under the def: ${JSON.stringify(first)}`);
+  if (/^\s*(def|class|import|from)\b/.test(first)) throw new Error(`the accepted line is not a function body: ${JSON.stringify(first)}`);
+  if (!/\bn\b/.test(body.join('\n'))) throw new Error(`the accepted body never uses the parameter n: ${JSON.stringify(body.join('\n'))}`);
+}
+
+/**
+ * Types into a second file where the model can only guess (an unfinished prose comment): with the
+ * default minConfidence nothing may appear, and Show Stats must count the held-back suggestion (so the
+ * silence is the gate's doing, not a dead provider).
+ * @param {Page} page
+ * @param {string} workspace
+ */
+async function knownBadShowsNothing(page, workspace) {
+  fs.writeFileSync(path.join(workspace, BAD_FILE), BAD_HEADER);
+  await openFile(page, BAD_FILE);
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type(BAD_TYPED, { delay: 20 });
+  mark(`typed ${JSON.stringify(BAD_TYPED)} in ${BAD_FILE}`);
+  const end = Date.now() + 8000;
+  while (Date.now() < end) {
+    if (
+      await page
+        .locator(GHOST_SELECTOR)
+        .first()
+        .isVisible()
+        .catch(() => false)
+    ) {
+      const shown = await ghostText(page);
+      throw new Error(`a known-bad case showed ghost text: ${JSON.stringify(shown.inline || shown.blocks)}`);
+    }
+    await sleep(200);
+  }
+  await page.keyboard.press('F1');
+  await page.keyboard.type('Ghostline: Show Stats');
+  await sleep(500);
+  await page.keyboard.press('Enter');
+  const toast = page.locator('.notifications-toasts .notification-list-item-message', { hasText: 'held back' }).first();
+  await toast.waitFor({ timeout: 10_000 });
+  const message = nbsp(await toast.innerText());
+  const m = /held back as unlikely to be kept: (\d+)/.exec(message);
+  if (!m || Number(m[1]) < 1) throw new Error(`Show Stats counts no held-back suggestion: ${JSON.stringify(message)}`);
+  mark(`known-bad case: no ghost text for 8 s, ${m[1]} suggestion(s) held back by the confidence gate`);
 }
 
 async function main() {
@@ -243,6 +304,11 @@ async function main() {
     }
     mark('accepted with Tab, saved, and found on disk');
     console.log(`[e2e] file after accept:\n${saved.slice(HEADER.length).replace(/^/gm, '    ')}`);
+    if (!probe) {
+      assertSensibleBody(saved.slice(HEADER.length));
+      mark('the accepted text is a sensible body for the function');
+      await knownBadShowsNothing(page, workspace);
+    }
     return 0;
   } catch (err) {
     console.error(`[e2e] FAILED: ${err instanceof Error && err.message ? err.message : err}`);

@@ -69,7 +69,7 @@ after(async () => engine.dispose());
 
 test('a healed generation is the continuation of the prompt as the model wrote it', async () => {
   for (const prompt of ['def fibonacci(n):\n    ret', 'const value = some', 'x = [1, 2', 'def f(x):\n    ', 'if (x) {\n\t']) {
-    for (const opts of [{ temperature: 0 }, { temperature: 0.8, topK: 20, seed: 5, speculativeTokens: 4 }]) {
+    for (const opts of [{ temperature: 0 }, { temperature: 0.8, topK: 20, seed: 5, speculativeTokens: 4 }, { numBeams: 3, numReturnSequences: 2 }]) {
       const r = await engine.generate(prompt, { maxNewTokens: 12, ignoreEos: true, tokenHealing: true, ...opts });
       const ids = engine.tokenize(prompt);
       const healed = planHealing(prompt, ids, engine.tokenizer, new TokenPrefixIndex(engine.tokenizer));

@@ -19,6 +19,7 @@ const ctx: fc.Arbitrary<FilterContext> = fc.record({
   linePrefix: line,
   lineSuffix: fc.oneof(fc.constant(''), line),
   nextLines: lines,
+  lineAbove: line,
   indent: fc.constantFrom('', '  ', '    ', '\t', '        '),
 });
 const raw = lines.map((l) => l.join('\n'));

@@ -4,6 +4,8 @@ export interface FilterContext {
   linePrefix: string;
   /** The cursor line after the cursor. */
   lineSuffix: string;
+  /** The nearest non-blank line above the cursor line ('' at the top of the window). */
+  lineAbove: string;
   /** The next non-empty lines of the document below the cursor line. */
   nextLines: string[];
   /** Indentation of the cursor line (for an empty line: where the cursor sits or the line above's). */

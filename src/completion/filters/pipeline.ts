@@ -1,4 +1,5 @@
 import { cutAtIndentationScope } from './cutAtIndentationScope';
+import { dropRepeatOfLineAbove } from './dropRepeatOfLineAbove';
 import { dropRepeatOfNextLines } from './dropRepeatOfNextLines';
 import { dropTrivial } from './dropTrivial';
 import type { CompletionFilter, FilterContext } from './filterContext';
@@ -14,6 +15,7 @@ export const FILTERS: ReadonlyArray<readonly [string, CompletionFilter]> = [
   ['stopAtUnmatchedBracket', stopAtUnmatchedBracket],
   ['cutAtIndentationScope', cutAtIndentationScope],
   ['dropRepeatOfNextLines', dropRepeatOfNextLines],
+  ['dropRepeatOfLineAbove', dropRepeatOfLineAbove],
   ['trimSuffixOverlap', trimSuffixOverlap],
   ['dropTrivial', dropTrivial],
 ];

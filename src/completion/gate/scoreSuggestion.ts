@@ -28,7 +28,8 @@ export function gateInput(text: string, seq: Sequence, ctx: DocumentContext, lan
   };
 }
 
-function lastNonBlankLine(prefix: string): string {
+/** The nearest non-blank line of a prefix (lines ending in '\n'), or ''. */
+export function lastNonBlankLine(prefix: string): string {
   let end = prefix.length;
   while (end > 0) {
     const start = prefix.lastIndexOf('\n', end - 2) + 1;

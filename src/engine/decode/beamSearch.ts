@@ -22,6 +22,11 @@ export interface BeamSearchInput {
   signal?: AbortSignal;
   startedAt: number;
   now: () => number;
+  /**
+   * Token healing: the prompt text taken back, which every hypothesis must start with (its first token
+   * extends it: one of `allowed`) and which is then removed from the texts.
+   */
+  heal?: { text: string; allowed: readonly number[] };
 }
 
 interface Beam {
@@ -40,6 +45,13 @@ interface Hypothesis extends Beam {
  * Hypotheses end on EOS or a text stop rule; the search ends when enough have ended and no live beam
  * can beat the worst of them, at max_new_tokens, on the time budget, or on cancel.
  */
+/** The row with every token outside `allowed`, or not starting with `text`, at -Infinity (beams take no partial heals). */
+function onlyExtending(row: Float32Array, allowed: readonly number[], text: string, decode: (ids: number[]) => string): Float32Array {
+  const out = new Float32Array(row.length).fill(-Infinity);
+  for (const id of allowed) if (id < row.length && decode([id]).startsWith(text)) out[id] = row[id];
+  return out;
+}
+
 /** Characters of decoded text after each token, through the same streaming detokenizer as sampling. */
 function textEnds(tokens: number[], decode: (ids: number[]) => string): number[] {
   const detok = new StreamingDetokenizer(decode);
@@ -54,13 +66,15 @@ export async function beamSearch(input: BeamSearchInput): Promise<Sequence[]> {
   const logp = new Float32Array(vocab);
   const finished: Hypothesis[] = [];
   let beams: Beam[] = [{ tokens: [], logprob: 0, tokenLogprobs: [] }];
-  let logits = input.firstLogits;
+  const healText = input.heal?.text ?? '';
+  // Healing: only tokens that extend the healed text may start a hypothesis.
+  let logits = input.heal ? onlyExtending(input.firstLogits, input.heal.allowed, healText, input.decode) : input.firstLogits;
   let reason: FinishReason = 'length';
   const score = (h: { tokens: number[]; logprob: number }) => h.logprob / Math.max(1, h.tokens.length);
 
   const endText = (tokens: number[]): { text: string; stopped: boolean; timeUp: boolean } => {
     const stopper = new TextStopper(opts, input.startedAt);
-    let text = stopper.push(input.decode(tokens), input.now());
+    let text = stopper.push(input.decode(tokens).slice(healText.length), input.now());
     const stopped = stopper.finishReason === 'stop';
     if (!stopped) text += stopper.flush();
     return { text, stopped, timeUp: stopper.finishReason === 'time' };
@@ -135,7 +149,7 @@ export async function beamSearch(input: BeamSearchInput): Promise<Sequence[]> {
       logprob: h.logprob,
       tokens: h.tokens,
       tokenLogprobs: h.tokenLogprobs,
-      tokenTextEnds: textEnds(h.tokens, input.decode),
+      tokenTextEnds: textEnds(h.tokens, input.decode).map((e) => Math.max(0, e - healText.length)),
     });
     if (out.length >= wanted) break;
   }

@@ -171,7 +171,7 @@ export class Engine {
     const stopIds = opts.ignoreEos ? new Set<number>() : opts.stopOnSpecialTokens ? this.specialStopIds : this.stopIds;
     const sequences =
       plan.beams > 1
-        ? await this.decodeBeams(firstLogits, { ...opts, numBeams: plan.beams }, stopIds, hooks, t0)
+        ? await this.decodeBeams(firstLogits, plan, { ...opts, numBeams: plan.beams }, stopIds, hooks, t0)
         : await this.decodeSamples(firstLogits, plan, opts, stopIds, hooks, t0, stats);
     stats.decodeMs = performance.now() - t1;
     return finish(sequences);
@@ -206,9 +206,9 @@ export class Engine {
     const truncated = overflow > 0 ? Math.min(tokens.length - 1 - head, Math.ceil(overflow / quantum) * quantum) : 0;
     if (truncated > 0) tokens = [...tokens.slice(0, head), ...tokens.slice(head + truncated)];
     const beams = opts.numBeams > 1 ? opts.numBeams : opts.temperature === 0 && opts.numReturnSequences > 1 ? opts.numReturnSequences : 1;
-    // Token healing (sampling and greedy; beam search keeps the prompt as it is).
+    // Token healing (sampling, greedy and beams).
     let healing: Healing | null = null;
-    if (opts.tokenHealing && beams === 1) {
+    if (opts.tokenHealing) {
       this.prefixIndex ??= new TokenPrefixIndex(this.tokenizer);
       healing = planHealing(promptText(bounded.prompt), tokens, this.tokenizer, this.prefixIndex);
     }
@@ -219,6 +219,7 @@ export class Engine {
   /** Beam search (n-best) from the prompt's logits; the batch-1 prompt cache is kept for the next request. */
   private async decodeBeams(
     firstLogits: Float32Array,
+    plan: PromptPlan,
     opts: DecodeOptions,
     stopIds: Set<number>,
     hooks: GenerateHooks,
@@ -229,6 +230,7 @@ export class Engine {
     let beamCache = promptCache;
     const sequences = await beamSearch({
       firstLogits,
+      heal: plan.healing ?? undefined,
       vocab: this.model.contract.vocab,
       opts,
       stopIds,
