@@ -7,6 +7,7 @@ import { lastNonBlankLine, scoreSuggestion } from './gate/scoreSuggestion';
 import { contextHash } from './cache/contextKey';
 import { ChunkRing } from './context/chunkRing';
 import { documentContext, type WindowBudget } from './context/documentContext';
+import { CharsPerTokenEstimate } from './context/charsPerTokenEstimate';
 import { fitBudget } from './context/fitBudget';
 import type { FilterContext } from './filters/filterContext';
 import { postProcess } from './filters/pipeline';
@@ -87,6 +88,7 @@ export class CompletionService {
   readonly ring = new ChunkRing();
   readonly cache = new CompletionCache();
   private inflight: InFlight | null = null;
+  private cptEstimate: CharsPerTokenEstimate | null = null;
   private prefetching: Promise<unknown> | null = null;
 
   constructor(
@@ -106,6 +108,14 @@ export class CompletionService {
     return { ...this.gate(cached.items, cached.confidence, req.explicit), raw: null, source: 'cache', cancelled: false, mode, latencyMs: this.now() - t0 };
   }
 
+  /** Characters per token to size this file's prompts with (undefined: the conservative default). */
+  private charsPerToken(path: string): number | undefined {
+    const measured = this.model().charsPerToken;
+    if (measured === undefined) return undefined;
+    this.cptEstimate ??= new CharsPerTokenEstimate(measured);
+    return this.cptEstimate.get(path);
+  }
+
   /** The confidence gate: items are shown when the explicit trigger asked, or their confidence clears the bar. */
   private gate(items: string[], confidence: number | null, explicit: boolean): { items: string[]; confidence: number | null; gated: boolean } {
     const shown = explicit || confidence === null || confidence >= this.settings().minConfidence;
@@ -116,7 +126,7 @@ export class CompletionService {
     const s = this.settings();
     const template = this.template();
     const model = this.model();
-    const fit = fitBudget(s.budget, template?.fileHeader ? s.extraContextChars : 0, model.contextTokens, s.preset.maxNewTokens, model.charsPerToken);
+    const fit = fitBudget(s.budget, template?.fileHeader ? s.extraContextChars : 0, model.contextTokens, s.preset.maxNewTokens, this.charsPerToken(req.path));
     const ctx = documentContext(req.doc, req.cursor, fit.budget);
     const mode = inlineMode(ctx.linePrefix, ctx.lineSuffix);
     const extra = fit.extraChars > 0 ? this.ring.select(fit.extraChars, req.path, ctx.prefix.slice(-2000) + ctx.suffix.slice(0, 1000)) : [];
@@ -212,6 +222,8 @@ export class CompletionService {
     const settled = Promise.all([generation, job.promise])
       .then(([r, scored]) => {
         if (r.finishReason !== 'cancelled') this.cache.set(hash, ctx.linePrefix, scored);
+        const chars = ctx.prefix.length + ctx.linePrefix.length + ctx.lineSuffix.length + ctx.suffix.length + extra.reduce((n, c) => n + c.text.length, 0);
+        if (r.stats.truncatedTokens === 0) this.cptEstimate?.observe(req.path, chars, r.stats.promptTokens);
         return { r, scored };
       })
       .finally(() => {

@@ -128,3 +128,20 @@ test('budgets shrink to fit a small model context, 3/4 prefix and 1/4 suffix', a
   const sum = measured.budget.prefixChars + measured.budget.suffixChars;
   assert.ok(sum > total && sum <= (512 - 96 - 16) * 4 * MEASURED_MARGIN - CURSOR_LINE_CHARS, `${sum}`);
 });
+
+test('characters per token follow what a file really tokenizes to, in steps, and ignore small moves', async () => {
+  const { CharsPerTokenEstimate } = await import('../../src/completion/context/charsPerTokenEstimate');
+  const e = new CharsPerTokenEstimate(3);
+  assert.equal(e.get('a.py'), 3, 'the measured ratio until a prompt was seen');
+  e.observe('a.py', 1000, 300); // 3.33: within the hysteresis
+  assert.equal(e.get('a.py'), 3);
+  e.observe('a.py', 2000, 400); // 5: a dense file
+  assert.equal(e.get('a.py'), 5);
+  assert.equal(e.get('b.py'), 3, 'per file');
+  e.observe('a.py', 100, 10); // too short to say anything
+  assert.equal(e.get('a.py'), 5);
+  e.observe('a.py', 100_000, 1000); // 100: bounded at 2.5x the measured ratio
+  assert.equal(e.get('a.py'), 7.5);
+  e.observe('b.py', 500, 1000); // 0.5: bounded at 0.8x
+  assert.ok(Math.abs(e.get('b.py') - 2.4) < 1e-9);
+});
