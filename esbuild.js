@@ -1,6 +1,11 @@
 // Bundles the extension, the inference worker and the CLI into dist/.
 // onnxruntime-node stays external: it carries native binaries that are loaded from node_modules.
+// The tree-sitter runtime and grammar .wasm files (src/completion/syntax/grammars.json) are copied into
+// dist/tree-sitter/, where the bundled SyntaxRefiner looks for them first.
+const fs = require('node:fs');
+const path = require('node:path');
 const esbuild = require('esbuild');
+const grammars = require('./src/completion/syntax/grammars.json');
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
@@ -24,7 +29,16 @@ const entries = [
   { entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
 ];
 
+function copyTreeSitterWasm() {
+  const dir = path.join(__dirname, 'dist', 'tree-sitter');
+  fs.mkdirSync(dir, { recursive: true });
+  for (const e of [grammars.runtime, ...Object.values(grammars.grammars)]) {
+    fs.copyFileSync(require.resolve(`${e.package}/${e.path}`), path.join(dir, path.basename(e.path)));
+  }
+}
+
 async function main() {
+  copyTreeSitterWasm();
   const contexts = await Promise.all(entries.map((e) => esbuild.context({ ...common, ...e })));
   if (watch) {
     await Promise.all(contexts.map((c) => c.watch()));

@@ -1,0 +1,106 @@
+import type { Lexical } from './languages';
+
+/** What is still open at the end of a text: brackets (innermost last) and a multi-line string or comment. */
+export interface OpenTail {
+  /** The closers of the brackets left open, innermost first (the order to append them in). */
+  closers: string[];
+  /** The closer of the multi-line string or block comment the text ends inside, or null. */
+  inside: string | null;
+  /** Closers that close no open bracket, plus single-line strings left unterminated at a line end. */
+  damage: number;
+}
+
+const OPEN: Record<string, string> = { '(': ')', '[': ']', '{': '}' };
+/** A `${` of a template literal: its `}` goes back into the template string. */
+const TEMPLATE_EXPR = '}`';
+const CHAR_LITERAL = /'(?:\\(?:u\{[0-9a-fA-F]+\}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|[0-7]{1,3}|.)|[^\\'\n])'/y;
+
+/**
+ * Scans code roughly (strings and comments skipped, brackets counted) and reports what is left open at its
+ * end. A prompt window is a slice of a file: it often ends inside a function, and a parser then wraps the
+ * whole unfinished function, cursor included, in one error. Appending these closers gives the parser a
+ * finished text, so the errors that remain are the ones the code has. A closer that closes nothing is
+ * left to the parser to report (and counted as damage); one that skips open brackets closes them too.
+ */
+export function openTail(text: string, lex: Lexical): OpenTail {
+  const stack: string[] = [];
+  let str: Lexical['strings'][number] | null = null;
+  let comment: string | null = null;
+  let damage = 0;
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const ch = text[i];
+    if (comment !== null) {
+      if (text.startsWith(comment, i)) {
+        i += comment.length;
+        comment = null;
+      } else i++;
+      continue;
+    }
+    if (str !== null) {
+      if (ch === '\\' && !str.raw) i += 2;
+      else if (str.template && ch === '$' && text[i + 1] === '{') {
+        stack.push(TEMPLATE_EXPR);
+        str = null;
+        i += 2;
+      } else if (text.startsWith(str.close, i)) {
+        i += str.close.length;
+        str = null;
+      } else {
+        if (ch === '\n' && !str.multiline) {
+          str = null;
+          damage++;
+        }
+        i++;
+      }
+      continue;
+    }
+    if (lex.lineComments.some((c) => text.startsWith(c, i))) {
+      const nl = text.indexOf('\n', i);
+      i = nl < 0 ? n : nl;
+      continue;
+    }
+    if (lex.blockComment && text.startsWith(lex.blockComment[0], i)) {
+      comment = lex.blockComment[1];
+      i += lex.blockComment[0].length;
+      continue;
+    }
+    if (ch === "'" && lex.charLiterals) {
+      CHAR_LITERAL.lastIndex = i;
+      i = CHAR_LITERAL.test(text) ? CHAR_LITERAL.lastIndex : i + 1;
+      continue;
+    }
+    const s = lex.strings.find((d) => text.startsWith(d.open, i));
+    if (s) {
+      str = s;
+      i += s.open.length;
+      continue;
+    }
+    const close = OPEN[ch];
+    if (close) stack.push(close);
+    else if (ch === ')' || ch === ']' || ch === '}') {
+      let j = stack.length - 1;
+      while (j >= 0 && stack[j] !== ch && !(ch === '}' && stack[j] === TEMPLATE_EXPR)) j--;
+      if (j >= 0) {
+        const back = stack[j] === TEMPLATE_EXPR;
+        stack.length = j;
+        if (back) str = lex.strings.find((d) => d.template) ?? null;
+      } else damage++;
+    }
+    i++;
+  }
+  if (str && !str.multiline) damage++;
+  const inside = comment ?? (str?.multiline ? str.close : null);
+  return { closers: stack.reverse(), inside, damage };
+}
+
+/**
+ * The text to append to a window so that it ends with nothing open: the closer of a multi-line string or
+ * comment it ends inside (only when `closeInside`: a suggestion that opens one is not closed for it),
+ * then one bracket closer a line.
+ */
+export function closingText(tail: OpenTail, closeInside: boolean): string {
+  const parts = closeInside && tail.inside ? [tail.inside, ...tail.closers] : tail.closers;
+  return parts.length === 0 ? '' : `\n${parts.join('\n')}\n`;
+}
