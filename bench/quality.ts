@@ -1,4 +1,4 @@
-// npm run eval:quality [-- --model DIR] [--data FILE ...] [--limit N] [--min-confidence X] [--no-calibration]
+// npm run eval:quality [-- --model DIR] [--data FILE ...] [--limit N] [--min-confidence X] [--no-calibration] [--no-syntax]
 // What users feel, per language: how often a suggestion is shown, how often the shown one is exactly the
 // rest of the line (precision), how often its first word is right (word-by-word accept), edit similarity,
 // and the gate's precision/coverage curve. Every sample goes through the editor's own pipeline
@@ -10,6 +10,7 @@ import { CompletionService, type ModelTraits } from '../src/completion/completio
 import { positionAt, textSource } from '../src/completion/context/documentContext';
 import { readCalibration } from '../src/completion/gate/readCalibration';
 import { pickFimTemplate } from '../src/completion/prompt/fimTemplates';
+import { SyntaxRefiner } from '../src/completion/syntax/syntaxRefiner';
 import { defaultCompletionSettings } from '../src/completion/settings';
 import { defaultModelDir, packageRoot } from '../src/engine/host/defaultModel';
 import { Engine } from '../src/engine/worker/engine';
@@ -70,11 +71,15 @@ async function main() {
     calibration: cal.calibration,
   };
   const template = pickFimTemplate(engine.info.specialTokens);
+  // One refiner for the run, its grammars loaded before the first sample (the editor loads them lazily).
+  const syntax = argv.includes('--no-syntax') ? null : new SyntaxRefiner({ log: (line) => console.error(line) });
+  for (const lang of Object.values(LANGUAGE_IDS)) await syntax?.ready(lang);
   const report: Record<string, unknown> = {
     date: new Date().toISOString(),
     model: path.basename(modelDir),
     onnx: path.basename(engine.info.onnxFile),
     calibration: useCalibration ? cal.source : 'none',
+    syntax: syntax ? 'tree-sitter' : 'off',
     min_confidence: minConfidence,
     chars_per_token: round(engine.info.charsPerToken, 3),
     fim_template: template?.family ?? null,
@@ -100,6 +105,7 @@ async function main() {
         () => template,
         () => settings,
         () => traits,
+        syntax,
       );
       const text = s.prefix + s.suffix;
       const languageId = LANGUAGE_IDS[s.language] ?? s.language;

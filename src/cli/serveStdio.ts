@@ -3,6 +3,7 @@ import { CompletionService } from '../completion/completionService';
 import { pickFimTemplate } from '../completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../completion/settings';
 import { modelTraits } from '../completion/modelTraits';
+import { SyntaxRefiner } from '../completion/syntax/syntaxRefiner';
 import type { EngineClient } from '../engine/host/client';
 import { errorMessage } from '../engine/shared/errors';
 import { decodeOptionsFromSnake } from './snakeCaseOptions';
@@ -24,6 +25,7 @@ export async function serveStdio(client: EngineClient, input: NodeJS.ReadableStr
     () => template,
     () => settings,
     () => traits,
+    new SyntaxRefiner({ log: (line) => process.stderr.write(`${line}\n`) }),
   );
   for await (const line of rl) {
     if (line.trim() === '') continue;

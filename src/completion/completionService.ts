@@ -16,6 +16,7 @@ import { InFlight } from './inflight';
 import { inlineDecodeOptions, inlineMode, type InlineMode, type InlinePreset } from './presets';
 import { buildPrompt } from './prompt/buildPrompt';
 import type { FimTemplate } from './prompt/fimTemplates';
+import type { SyntaxRefiner } from './syntax/syntaxRefiner';
 import { insertAt } from './textOverlay';
 import type { CompletionRequest, DocumentContext, ExtraChunk } from './types';
 
@@ -96,6 +97,8 @@ export class CompletionService {
     private readonly template: () => FimTemplate | null,
     private readonly settings: () => CompletionSettings,
     private readonly model: () => ModelTraits = () => ({ contextTokens: Infinity }),
+    /** Syntax-aware cuts and parse-error drops (tree-sitter); none: the indentation filters alone. */
+    private readonly syntax: SyntaxRefiner | null = null,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
@@ -128,6 +131,7 @@ export class CompletionService {
     const model = this.model();
     const fit = fitBudget(s.budget, template?.fileHeader ? s.extraContextChars : 0, model.contextTokens, s.preset.maxNewTokens, this.charsPerToken(req.path));
     const ctx = documentContext(req.doc, req.cursor, fit.budget);
+    this.syntax?.prepare(req.languageId);
     const mode = inlineMode(ctx.linePrefix, ctx.lineSuffix);
     const extra = fit.extraChars > 0 ? this.ring.select(fit.extraChars, req.path, ctx.prefix.slice(-2000) + ctx.suffix.slice(0, 1000)) : [];
     const hash = contextHash({
@@ -211,7 +215,13 @@ export class CompletionService {
     const calibration = this.model().calibration;
     job.promise = generation.then((r) => {
       if (r.finishReason === 'cancelled') return NOTHING;
-      const processed = r.sequences.map((q) => postProcess(q.text, fctx));
+      const window = { languageId: req.languageId, prefix: ctx.prefix, linePrefix: ctx.linePrefix, lineSuffix: ctx.lineSuffix, suffix: ctx.suffix };
+      const processed = r.sequences.map((q) => {
+        const text = postProcess(q.text, fctx);
+        if (text === null || !this.syntax) return text;
+        const refined = this.syntax.refine(text, window);
+        return refined === null || refined.trim() === '' ? null : refined;
+      });
       const best = processed.findIndex((t) => t !== null);
       const items = distinct(processed);
       if (best < 0 || !calibration) return { items, confidence: null };

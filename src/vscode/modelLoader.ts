@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { CompletionService } from '../completion/completionService';
 import { modelTraits } from '../completion/modelTraits';
+import { SyntaxRefiner } from '../completion/syntax/syntaxRefiner';
 import { pickFimTemplate, type FimTemplate } from '../completion/prompt/fimTemplates';
 import type { EngineClient } from '../engine/host/client';
 import { defaultModelDir } from '../engine/host/defaultModel';
@@ -18,6 +19,8 @@ export class ModelLoader {
   info: ModelInfo | null = null;
   service: CompletionService | null = null;
   private template: FimTemplate | null = null;
+  /** Kept across model loads: grammars load once per language. */
+  private readonly syntax = new SyntaxRefiner({ log: (line) => this.log.info(line) });
   private generation = 0;
 
   constructor(
@@ -52,6 +55,7 @@ export class ModelLoader {
         () => this.template,
         () => this.config.completion(vscode.window.activeTextEditor?.document),
         () => traits,
+        this.syntax,
       );
       if (ring) for (const c of ring.select(Infinity, '', '')) this.service.ring.add(c.path, c.text.split('\n'));
       this.log.info(
