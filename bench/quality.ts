@@ -32,13 +32,17 @@ export interface GateSample {
   set: string;
   language: string;
   kind: string;
+  path: string;
   /** A suggestion survived the filters. */
   suggested: boolean;
+  suggestion: string;
   confidence: number | null;
   features: Record<string, number> | null;
   exact: boolean;
   firstWord: boolean;
   similarity: number;
+  /** Inserting the suggestion raises the window's tree-sitter error count (null: not parsed). */
+  addsParseError: boolean | null;
   ms: number;
 }
 
@@ -119,12 +123,15 @@ async function main() {
         set,
         language: s.language,
         kind: s.kind ?? 'mid-line',
+        path: s.path,
         suggested,
+        suggestion: item,
         confidence: suggested && useCalibration ? out.confidence : null,
         features: suggested ? (out.features ?? null) : null,
         exact: suggested && exactRestOfLine(item, s.expected),
         firstWord: suggested && firstWordRight(item, s.expected),
         similarity: suggested ? editSimilarity(firstLine(item), s.expected.trimEnd()) : 0,
+        addsParseError: suggested && syntax ? addsParseError(syntax, languageId, text, s.prefix.length, item) : null,
         ms,
       });
       if (examples.length < 12)
@@ -155,13 +162,23 @@ async function main() {
   console.log(JSON.stringify(report, null, 2));
   console.log(`\nmodel ${report.model}, calibration ${report.calibration}, min confidence ${minConfidence}`);
   console.log(
-    '\n| set | language | n | shown | precision | first word right | edit similarity | precision, no gate | shown, no gate |\n|---|---|---|---|---|---|---|---|---|',
+    '\n| set | language | n | shown | precision | first word right | edit similarity | adds a parse error | precision, no gate | shown, no gate |\n|---|---|---|---|---|---|---|---|---|---|',
   );
   for (const [set, r] of Object.entries(report.sets as Record<string, { by_language: Record<string, Summary> }>))
     for (const [lang, q] of Object.entries(r.by_language))
       console.log(
-        `| ${set} | ${lang} | ${q.n} | ${pct(q.shown)} | ${pct(q.precision)} | ${pct(q.first_word_right)} | ${q.edit_similarity.toFixed(3)} | ${pct(q.ungated.precision)} | ${pct(q.ungated.shown)} |`,
+        `| ${set} | ${lang} | ${q.n} | ${pct(q.shown)} | ${pct(q.precision)} | ${pct(q.first_word_right)} | ${q.edit_similarity.toFixed(3)} | ${q.adds_parse_error} | ${pct(q.ungated.precision)} | ${pct(q.ungated.shown)} |`,
       );
+}
+
+/** Whether inserting `item` at `cursor` raises the parse-error count of the document text (an independent check of the refiner). */
+function addsParseError(syntax: SyntaxRefiner, languageId: string, text: string, cursor: number, item: string): boolean | null {
+  const lineStart = text.lastIndexOf('\n', cursor - 1) + 1;
+  const lineEnd = text.indexOf('\n', cursor) < 0 ? text.length : text.indexOf('\n', cursor);
+  const w = { languageId, prefix: text.slice(0, lineStart), linePrefix: text.slice(lineStart, cursor), lineSuffix: text.slice(cursor, lineEnd), suffix: text.slice(lineEnd) };
+  const before = syntax.windowErrors(w);
+  const after = syntax.windowErrors({ ...w, linePrefix: w.linePrefix + item });
+  return before === null || after === null ? null : after > before;
 }
 
 interface Summary {
@@ -170,7 +187,9 @@ interface Summary {
   precision: number;
   first_word_right: number;
   edit_similarity: number;
-  ungated: { shown: number; precision: number };
+  /** Shown suggestions whose insertion raises the parse-error count. */
+  adds_parse_error: number;
+  ungated: { shown: number; precision: number; adds_parse_error: number };
 }
 
 /** Shown rate over all positions; precision, first-word and similarity among the shown suggestions. */
@@ -184,7 +203,12 @@ function summarize(rs: GateSample[], minConfidence: number, gated: boolean): Sum
     precision: share(shown, (r) => r.exact),
     first_word_right: share(shown, (r) => r.firstWord),
     edit_similarity: shown.length ? round(shown.reduce((a, r) => a + r.similarity, 0) / shown.length, 4) : 0,
-    ungated: { shown: rs.length ? round(suggested.length / rs.length, 4) : 0, precision: share(suggested, (r) => r.exact) },
+    adds_parse_error: shown.filter((r) => r.addsParseError).length,
+    ungated: {
+      shown: rs.length ? round(suggested.length / rs.length, 4) : 0,
+      precision: share(suggested, (r) => r.exact),
+      adds_parse_error: suggested.filter((r) => r.addsParseError).length,
+    },
   };
 }
 

@@ -5,7 +5,11 @@
 // three (before, after, after the cut). "cold": every window parsed from scratch (a refiner with
 // noReuse; the texts with a suggestion are always parsed incrementally from the window's tree).
 // "typing": the window parsed incrementally from the previous call's, as while typing (one edit apart).
+// "gate": the confidence gate on the same suggestion (features from 48 token log-probabilities + the score).
 import * as fs from 'node:fs';
+import { confidence } from '../src/completion/gate/calibration';
+import { gateFeatures } from '../src/completion/gate/features';
+import { GENERIC_CALIBRATION } from '../src/completion/gate/genericCalibration';
 import { SyntaxRefiner, type SyntaxWindow } from '../src/completion/syntax/syntaxRefiner';
 import { median, percentile, round } from './stats';
 
@@ -101,6 +105,21 @@ function windowOf(s: Sample, variant: number): SyntaxWindow {
   };
 }
 
+/** The gate's cost on one suggestion: features from its tokens' log-probabilities, then the score. */
+function timeGate(text: string, w: SyntaxWindow, warmup: number, iterations: number) {
+  const n = 48;
+  const tokenLogprobs = Array.from({ length: n }, (_, i) => -((i * 7) % 5) / 2);
+  const tokenTextEnds = Array.from({ length: n }, (_, i) => Math.round(((i + 1) * text.length) / n));
+  const ms: number[] = [];
+  for (let i = 0; i < warmup + iterations; i++) {
+    const start = performance.now();
+    const x = gateFeatures({ text, raw: text, tokenLogprobs, tokenTextEnds, linePrefix: w.linePrefix, lineSuffix: w.lineSuffix, lineAbove: 'x = 1', languageId: w.languageId });
+    confidence(GENERIC_CALIBRATION, x);
+    if (i >= warmup) ms.push(performance.now() - start);
+  }
+  return { median: round(median(ms), 4), p95: round(percentile(ms, 95), 4) };
+}
+
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
   return i >= 0 ? process.argv[i + 1] : undefined;
@@ -114,7 +133,7 @@ async function main(): Promise<void> {
   const typing = new SyntaxRefiner({ log: (l) => logs.push(l) });
   const rows: Record<string, unknown>[] = [];
   console.log(`refine() on ~${WINDOW_CHARS}-character windows, ${iterations} calls each (after ${warmup} warm-up calls); ms, median / p95`);
-  console.log('language         chars  load ms  cold single       cold multi (cut)  typing single     typing multi (cut)  outcomes');
+  console.log('language         chars  load ms  cold single       cold multi (cut)  typing single     typing multi (cut)  gate              outcomes');
   for (const s of SAMPLES) {
     const t0 = performance.now();
     if (!(await cold.ready(s.languageId)) || !(await typing.ready(s.languageId))) throw new Error(`no grammar for ${s.languageId}: ${logs.join('; ')}`);
@@ -139,11 +158,12 @@ async function main(): Promise<void> {
       coldMulti: time(cold, s.multi),
       typingSingle: time(typing, s.line),
       typingMulti: time(typing, s.multi),
+      gate: timeGate(s.multi, w, warmup, iterations),
     };
     rows.push({ languageId: s.languageId, chars, grammarLoadMs: round(loadMs, 1), ...r, outcomes: [...outcomes] });
     const f = (x: { median: number; p95: number }) => `${x.median.toFixed(2)} / ${x.p95.toFixed(2)}`.padEnd(18);
     console.log(
-      `${s.languageId.padEnd(16)} ${String(chars).padStart(5)}  ${loadMs.toFixed(0).padStart(7)}  ${f(r.coldSingle)}${f(r.coldMulti)}${f(r.typingSingle)}${f(r.typingMulti)}  ${[...outcomes].join(',')}`,
+      `${s.languageId.padEnd(16)} ${String(chars).padStart(5)}  ${loadMs.toFixed(0).padStart(7)}  ${f(r.coldSingle)}${f(r.coldMulti)}${f(r.typingSingle)}${f(r.typingMulti)}${f(r.gate)}  ${[...outcomes].join(',')}`,
     );
   }
   if (logs.length > 0) console.log(`log: ${logs.join('\n     ')}`);
