@@ -175,7 +175,13 @@ async function main() {
 function addsParseError(syntax: SyntaxRefiner, languageId: string, text: string, cursor: number, item: string): boolean | null {
   const lineStart = text.lastIndexOf('\n', cursor - 1) + 1;
   const lineEnd = text.indexOf('\n', cursor) < 0 ? text.length : text.indexOf('\n', cursor);
-  const w = { languageId, prefix: text.slice(0, lineStart), linePrefix: text.slice(lineStart, cursor), lineSuffix: text.slice(cursor, lineEnd), suffix: text.slice(lineEnd) };
+  const w = {
+    languageId,
+    prefix: text.slice(0, lineStart),
+    linePrefix: text.slice(lineStart, cursor),
+    lineSuffix: text.slice(cursor, lineEnd),
+    suffix: text.slice(lineEnd),
+  };
   const before = syntax.windowErrors(w);
   const after = syntax.windowErrors({ ...w, linePrefix: w.linePrefix + item });
   return before === null || after === null ? null : after > before;

@@ -113,7 +113,16 @@ function timeGate(text: string, w: SyntaxWindow, warmup: number, iterations: num
   const ms: number[] = [];
   for (let i = 0; i < warmup + iterations; i++) {
     const start = performance.now();
-    const x = gateFeatures({ text, raw: text, tokenLogprobs, tokenTextEnds, linePrefix: w.linePrefix, lineSuffix: w.lineSuffix, lineAbove: 'x = 1', languageId: w.languageId });
+    const x = gateFeatures({
+      text,
+      raw: text,
+      tokenLogprobs,
+      tokenTextEnds,
+      linePrefix: w.linePrefix,
+      lineSuffix: w.lineSuffix,
+      lineAbove: 'x = 1',
+      languageId: w.languageId,
+    });
     confidence(GENERIC_CALIBRATION, x);
     if (i >= warmup) ms.push(performance.now() - start);
   }

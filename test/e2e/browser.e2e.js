@@ -193,7 +193,7 @@ async function heldBackCount(page) {
     if (Date.now() > end) throw new Error('Ghostline: Show Stats showed no message');
     await sleep(100);
   }
-  const message = nbsp(await toasts.last().innerText());
+  const message = nbsp((await toasts.last().textContent()) ?? '');
   const m = /held back as unlikely to be kept: (\d+)/.exec(message);
   if (!m) throw new Error(`Show Stats says nothing about held-back suggestions: ${JSON.stringify(message)}`);
   await page.keyboard.press('Escape');
