@@ -178,3 +178,36 @@ test('serve-stdio prefix requests run the editor pipeline: filtered text, stats,
   assert.equal(d.mode, 'line');
   assert.ok(!String(d.text).includes('\n'), 'with code right of the cursor a suggestion is one line');
 });
+
+test('serve-stdio with the shipped model: a guess is held back with its confidence, an explicit request shows it, a sure completion passes', async () => {
+  const child = spawn(process.execPath, [CLI, 'serve-stdio', '--threads', '1'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const notes = '"""Notes."""\n\n\n# TODO: ask Maria about the';
+  const lines = [
+    { id: 1, prefix: notes, suffix: '', language: 'python', path: 'notes.py' },
+    { id: 2, prefix: notes, suffix: '', language: 'python', path: 'notes.py', explicit: true },
+    {
+      id: 3,
+      prefix: 'import os\n\n\ndef fibonacci(n):\n    if n < 2:\n        return n\n    return fibonacci(n - 1) + fibonacci(n - ',
+      suffix: '\n',
+      language: 'python',
+      path: 'f.py',
+    },
+  ];
+  child.stdin.end(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  assert.equal(await new Promise((r) => child.on('exit', r)), 0);
+  const [guess, asked, sure] = out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.equal(guess.finish_reason, 'gated', JSON.stringify(guess));
+  assert.equal(guess.text, '');
+  assert.ok(guess.raw_text.length > 0 && guess.confidence < 0.1, JSON.stringify(guess));
+  assert.equal(asked.finish_reason, 'ok', 'Alt+\\ (explicit) bypasses the gate');
+  assert.ok(asked.text.length > 0);
+  assert.equal(sure.finish_reason, 'ok', JSON.stringify(sure));
+  assert.ok(sure.text.length > 0);
+  assert.ok(sure.confidence >= 0.1);
+  assert.ok(sure.fill > 0 && sure.fill < 1);
+});
