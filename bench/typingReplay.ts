@@ -2,6 +2,8 @@ import * as fs from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { CompletionService, type CompletionOutcome } from '../src/completion/completionService';
 import { textSource } from '../src/completion/context/documentContext';
+import { modelTraits } from '../src/completion/modelTraits';
+import { SyntaxRefiner } from '../src/completion/syntax/syntaxRefiner';
 import { pickFimTemplate } from '../src/completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../src/completion/settings';
 import { EngineClient } from '../src/engine/host/client';
@@ -46,11 +48,16 @@ export async function typingReplay(
   if (opts.fixedNewTokens) settings.preset = { ...settings.preset, maxNewTokens: opts.fixedNewTokens };
   if (opts.prefetch !== undefined) settings.prefetch = opts.prefetch;
   if (opts.speculativeTokens !== undefined) settings.preset = { ...settings.preset, speculativeTokens: opts.speculativeTokens };
+  const traits = modelTraits(info);
+  const syntax = new SyntaxRefiner();
+  for (const f of files) await syntax.ready(languageOf(f));
   const service = new CompletionService(
     client,
     () => template,
     () => settings,
-    () => ({ contextTokens: info.contextLength, charsPerToken: info.charsPerToken }),
+    // As in the editor: the model's calibration (the gate) and tree-sitter behind the filters.
+    () => traits,
+    syntax,
   );
   const lag = monitorEventLoopDelay({ resolution: 1 });
   lag.enable();
@@ -72,7 +79,7 @@ export async function typingReplay(
     await service.complete({
       doc: textSource([...before, ...after].join('\n')),
       cursor: { line: before.length, character: 0 },
-      languageId: 'typescript',
+      languageId: languageOf(file),
       path: file,
       explicit: false,
     });
@@ -88,7 +95,7 @@ export async function typingReplay(
         keystrokes++;
         const request = service
           .complete(
-            { doc: textSource(docLines.join('\n')), cursor: { line: before.length + li, character: c }, languageId: 'typescript', path: file, explicit: false },
+            { doc: textSource(docLines.join('\n')), cursor: { line: before.length + li, character: c }, languageId: languageOf(file), path: file, explicit: false },
             ac.signal,
           )
           .then((o) => void outcomes.push(o));
@@ -157,3 +164,10 @@ export async function typingReplay(
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Deterministic jitter so runs are comparable. */
 const pseudoRandom = (i: number) => (((Math.sin(i * 12.9898) * 43758.5453) % 1) + 1) % 1;
+
+/** The VS Code language id of a replayed file, by its extension. */
+function languageOf(file: string): string {
+  if (/\.[cm]?js$/.test(file)) return 'javascript';
+  if (/\.py$/.test(file)) return 'python';
+  return 'typescript';
+}

@@ -176,7 +176,9 @@ export class CompletionService {
     if (signal?.aborted) return done({ items: [], confidence: null, raw: null, source: 'none', cancelled: true });
 
     const result = await this.runModel(req, ctx, hash, mode, extra, template, wantAlternatives ? s.alternatives : 1, signal);
-    if (result.items.length > 0 && s.prefetch && !req.explicit) this.prefetchAfter(req, result.items[0]);
+    // Prefetch only after a suggestion the user sees: one the gate holds back will not be accepted.
+    const shown = this.gate(result.items, result.confidence, req.explicit).items;
+    if (shown.length > 0 && s.prefetch && !req.explicit) this.prefetchAfter(req, shown[0]);
     return done(result);
   }
 

@@ -167,3 +167,22 @@ test('the pipeline hides a suggestion below minConfidence, and an explicit trigg
   assert.deepEqual(out.items, ['foo(1)']);
   assert.equal(out.confidence, null);
 });
+
+test('no prefetch after a suggestion the gate held back (it will not be accepted)', async () => {
+  const settings = { ...defaultCompletionSettings(), prefetch: true, minConfidence: 0.5 };
+  for (const [logprob, calls] of [
+    [-3, 1],
+    [-0.05, 2],
+  ] as const) {
+    const gen = new FakeGenerator(() => 'foo(1)', logprob);
+    const svc = new CompletionService(
+      gen,
+      () => template,
+      () => settings,
+      () => ({ contextTokens: 1024, calibration: cal() }),
+    );
+    await svc.complete(request('x = '));
+    await svc.idle();
+    assert.equal(gen.calls.length, calls, `logprob ${logprob}`);
+  }
+});
