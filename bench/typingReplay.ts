@@ -95,7 +95,13 @@ export async function typingReplay(
         keystrokes++;
         const request = service
           .complete(
-            { doc: textSource(docLines.join('\n')), cursor: { line: before.length + li, character: c }, languageId: languageOf(file), path: file, explicit: false },
+            {
+              doc: textSource(docLines.join('\n')),
+              cursor: { line: before.length + li, character: c },
+              languageId: languageOf(file),
+              path: file,
+              explicit: false,
+            },
             ac.signal,
           )
           .then((o) => void outcomes.push(o));
