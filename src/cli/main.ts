@@ -7,7 +7,11 @@ import { DECODE_TABLE, kebabCase } from '../engine/shared/decodeTable';
 import { checkKnown, num, one, parseArgs, type ParsedArgs } from './args';
 import { convertCommand } from './convertCommand';
 import { toResponse } from './response';
-import { serveStdio } from './serveStdio';
+import { localBackend, type StdioBackend, serveStdio } from './serveStdio';
+import { ServerGenerator } from '../backends/serverGenerator';
+import { SERVER_KINDS, type ServerKind } from '../backends/protocols';
+import { FIM_FAMILIES, fimTemplateForFamily } from '../completion/prompt/fimTemplates';
+import { GENERIC_CALIBRATION } from '../completion/gate/genericCalibration';
 
 const USAGE = `ghostline: local code completion engine (headless)
 
@@ -17,6 +21,9 @@ const USAGE = `ghostline: local code completion engine (headless)
                      [--max-lines N] [--time-budget-ms MS] [--speculative-tokens N] [--[no-]ignore-eos]
                      [--[no-]token-healing] [--[no-]stop-on-special-tokens] [--threads N] [--json]
   ghostline serve-stdio [--model DIR] [--threads N]
+  ghostline serve-stdio --backend llama.cpp|openai|ollama --server-url URL [--server-model NAME]
+                     [--server-fim qwen2.5-coder|starcoder|deepseek-coder|codellama] [--server-timeout-ms N]
+                     [--server-context TOKENS]   (API key: GHOSTLINE_SERVER_KEY in the environment)
       one JSON request per line on stdin, one JSON response per line on stdout
   ghostline convert --from CHECKPOINT_DIR --out MODEL_DIR [--quant q4|int8|fp32] [--block-size 32]
                     [--accuracy-level 4] [--progress-json]
@@ -32,18 +39,44 @@ async function main(argv: string[]): Promise<number> {
   }
   if (args.command === 'convert') return convertCommand(args);
   if (args.command === 'generate') checkKnown(args, 'generate', GENERATE_VALUES, ['json', ...OPTION_FLAGS]);
-  else if (args.command === 'serve-stdio') checkKnown(args, 'serve-stdio', ['model', 'threads']);
+  else if (args.command === 'serve-stdio') checkKnown(args, 'serve-stdio', ['model', 'threads', ...SERVER_VALUES]);
   else throw new Error(`unknown command "${args.command}"\n\n${USAGE}`);
+  const backend = one(args, 'backend');
+  if (args.command === 'serve-stdio' && backend && backend !== 'local') {
+    await serveStdio(serverBackend(args, backend), process.stdin, process.stdout);
+    return 0;
+  }
   const client = new EngineClient();
   try {
     const threads = num(args, 'threads');
     await client.load(one(args, 'model') ?? defaultModelDir(), { threads });
     if (args.command === 'generate') return await generate(client, args);
-    await serveStdio(client, process.stdin, process.stdout);
+    await serveStdio(localBackend(client), process.stdin, process.stdout);
     return 0;
   } finally {
     await client.dispose();
   }
+}
+
+const SERVER_VALUES = ['backend', 'server-url', 'server-model', 'server-fim', 'server-timeout-ms', 'server-context'];
+
+/** serve-stdio against a completion server: the same pipeline, tokens from HTTP. */
+function serverBackend(args: ParsedArgs, kind: string): StdioBackend {
+  if (!SERVER_KINDS.includes(kind as ServerKind)) throw new Error(`--backend must be local, ${SERVER_KINDS.join(', ')}; got ${JSON.stringify(kind)}`);
+  const url = one(args, 'server-url');
+  if (!url || !/^https?:\/\//.test(url)) throw new Error('--server-url must be an http:// or https:// URL');
+  const family = one(args, 'server-fim') ?? 'qwen2.5-coder';
+  const template = fimTemplateForFamily(family);
+  if (!template) throw new Error(`--server-fim must be one of ${FIM_FAMILIES.join(', ')}; got ${JSON.stringify(family)}`);
+  const generator = new ServerGenerator({
+    kind: kind as ServerKind,
+    url,
+    model: one(args, 'server-model'),
+    apiKey: process.env.GHOSTLINE_SERVER_KEY || undefined,
+    timeoutMs: num(args, 'server-timeout-ms') ?? 10_000,
+  });
+  // The gate scores suggestions only when the server reports token log-probabilities (generic calibration).
+  return { generator, template, traits: { contextTokens: num(args, 'server-context') ?? 8192, calibration: GENERIC_CALIBRATION } };
 }
 
 /** CLI flags of the decode options, from the one table: `--max-new-tokens N`, `--stop S` (repeatable), `--ignore-eos` / `--no-ignore-eos`. */

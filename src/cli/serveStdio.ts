@@ -1,6 +1,7 @@
 import * as readline from 'node:readline';
-import { CompletionService } from '../completion/completionService';
-import { pickFimTemplate } from '../completion/prompt/fimTemplates';
+import { CompletionService, type ModelTraits } from '../completion/completionService';
+import type { Generator } from '../completion/generator';
+import { type FimTemplate, pickFimTemplate } from '../completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../completion/settings';
 import { modelTraits } from '../completion/modelTraits';
 import { SyntaxRefiner } from '../completion/syntax/syntaxRefiner';
@@ -10,30 +11,44 @@ import { decodeOptionsFromSnake } from './snakeCaseOptions';
 import { handleCompletionRequest } from './completionRequest';
 import { errorResponse, toResponse } from './response';
 
+/** Where serve-stdio's tokens come from: the local engine, or a server; the pipeline is the same. */
+export interface StdioBackend {
+  generator: Generator;
+  template: FimTemplate | null;
+  traits: ModelTraits;
+}
+
+/** The local engine as a serve-stdio backend (the worker client has loaded a model). */
+export function localBackend(client: EngineClient): StdioBackend {
+  const info = client.modelInfo;
+  return {
+    generator: client,
+    template: pickFimTemplate(info?.specialTokens ?? {}),
+    traits: info ? modelTraits(info, (line) => process.stderr.write(`${line}\n`)) : { contextTokens: Infinity },
+  };
+}
+
 /**
- * One JSON request per line in, one JSON response per line out, in order; one engine and one KV cache
- * for the whole stream. A bad request gets finish_reason "error" and the stream goes on.
+ * One JSON request per line in, one JSON response per line out, in order; one backend (and, locally, one
+ * KV cache) for the whole stream. A bad request gets finish_reason "error" and the stream goes on.
  */
-export async function serveStdio(client: EngineClient, input: NodeJS.ReadableStream, output: NodeJS.WritableStream): Promise<void> {
+export async function serveStdio(backend: StdioBackend, input: NodeJS.ReadableStream, output: NodeJS.WritableStream): Promise<void> {
   const rl = readline.createInterface({ input, crlfDelay: Infinity });
   const settings = defaultCompletionSettings();
-  const template = pickFimTemplate(client.modelInfo?.specialTokens ?? {});
-  const info = client.modelInfo;
-  const traits = info ? modelTraits(info, (line) => process.stderr.write(`${line}\n`)) : { contextTokens: Infinity };
   const service = new CompletionService(
-    client,
-    () => template,
+    backend.generator,
+    () => backend.template,
     () => settings,
-    () => traits,
+    () => backend.traits,
     new SyntaxRefiner({ log: (line) => process.stderr.write(`${line}\n`) }),
   );
   for await (const line of rl) {
     if (line.trim() === '') continue;
-    output.write(`${JSON.stringify(await handleLine(client, service, line))}\n`);
+    output.write(`${JSON.stringify(await handleLine(backend.generator, service, line))}\n`);
   }
 }
 
-async function handleLine(client: EngineClient, service: CompletionService, line: string): Promise<Record<string, unknown>> {
+async function handleLine(generator: Generator, service: CompletionService, line: string): Promise<Record<string, unknown>> {
   let req: unknown;
   try {
     req = JSON.parse(line);
@@ -47,7 +62,7 @@ async function handleLine(client: EngineClient, service: CompletionService, line
     if (r.prompt === undefined && typeof r.prefix === 'string') return await handleCompletionRequest(service, r);
     if (typeof r.prompt !== 'string') throw new Error('"prompt" (or "prefix" for an editor-style completion) must be a string');
     const options = decodeOptionsFromSnake(r, ['id', 'prompt']);
-    return toResponse(id, await client.generate(r.prompt, options));
+    return toResponse(id, await generator.generate(r.prompt, options));
   } catch (err) {
     return errorResponse(id, errorMessage(err));
   }

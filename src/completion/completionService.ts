@@ -213,6 +213,7 @@ export class CompletionService {
     const generation = this.generator.generate(built.prompt, options, {
       signal: job.controller.signal,
       onText: (d) => (job.streamed += d),
+      infill: { prefix: ctx.prefix, suffix: ctx.lineSuffix + ctx.suffix, middle: ctx.linePrefix, extra },
     });
     const calibration = this.model().calibration;
     job.promise = generation.then((r) => {
@@ -226,7 +227,8 @@ export class CompletionService {
       });
       const best = processed.findIndex((t) => t !== null);
       const items = distinct(processed);
-      if (best < 0 || !calibration) return { items, confidence: null };
+      // A backend that reports no token log-probabilities cannot be scored: nothing is held back.
+      if (best < 0 || !calibration || r.sequences[best].tokenLogprobs.length === 0) return { items, confidence: null };
       return { items, ...scoreSuggestion(calibration, processed[best]!, r.sequences[best], ctx, req.languageId) };
     });
     // The result is cached when the generation ends, even after this caller has gone: the next keystroke

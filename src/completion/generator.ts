@@ -1,8 +1,27 @@
 import type { DecodeOptions } from '../engine/shared/decodeOptions';
 import type { Prompt } from '../engine/shared/prompt';
 import type { GenerateResult } from '../engine/shared/types';
+import type { ExtraChunk } from './types';
 
-/** What the completion pipeline needs of the engine (the worker client satisfies it). */
+/** The pieces of a fill-in-the-middle request, for servers that build the prompt themselves (llama.cpp /infill, Ollama's suffix). */
+export interface InfillParts {
+  /** Lines above the cursor line. */
+  prefix: string;
+  /** The rest of the cursor line and the lines below. */
+  suffix: string;
+  /** The cursor line up to the cursor. */
+  middle: string;
+  extra: ExtraChunk[];
+}
+
+export interface GenerateHooksLike {
+  signal?: AbortSignal;
+  onText?: (delta: string) => void;
+  /** Set by the completion pipeline: the request as parts (local engines use the prompt). */
+  infill?: InfillParts;
+}
+
+/** What the completion pipeline needs of a backend: the local worker client, or a server over HTTP. */
 export interface Generator {
-  generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks?: { signal?: AbortSignal; onText?: (delta: string) => void }): Promise<GenerateResult>;
+  generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks?: GenerateHooksLike): Promise<GenerateResult>;
 }

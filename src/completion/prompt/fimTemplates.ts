@@ -57,3 +57,19 @@ export function pickFimTemplate(specials: Specials): FimTemplate | null {
   }
   return null;
 }
+
+/** The special tokens each family's template is recognised by (for servers, whose tokens Ghostline cannot read). */
+const FAMILY_TOKENS: Record<string, string[]> = {
+  'qwen2.5-coder': ['<|fim_prefix|>', '<|fim_suffix|>', '<|fim_middle|>', '<|file_sep|>'],
+  starcoder: ['<fim_prefix>', '<fim_suffix>', '<fim_middle>', '<file_sep>'],
+  'deepseek-coder': ['<｜fim▁begin｜>', '<｜fim▁hole｜>', '<｜fim▁end｜>'],
+  codellama: ['<PRE>', '<SUF>', '<MID>'],
+};
+
+export const FIM_FAMILIES = Object.keys(FAMILY_TOKENS);
+
+/** The template of a named family (`qwen2.5-coder`, `starcoder`, `deepseek-coder`, `codellama`), or null for an unknown name. */
+export function fimTemplateForFamily(family: string): FimTemplate | null {
+  const tokens = FAMILY_TOKENS[family];
+  return tokens ? pickFimTemplate(new Set(tokens)) : null;
+}

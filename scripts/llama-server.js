@@ -1,0 +1,147 @@
+#!/usr/bin/env node
+// A real llama.cpp server for the server-backend tests and benchmarks, offline:
+//   - its source is the git bundle inside the node-llama-cpp npm package (installed, pinned, in .bench-deps/);
+//   - `llama-server` alone is built with Debian's cmake and g++ once, into a cache folder outside the clone
+//     (GHOSTLINE_CACHE, default ~/.cache/ghostline), keyed by the package version: later runs only start it;
+//   - the default model is exported as GGUF by tools/model/export_gguf.py into the same cache.
+// `node scripts/llama-server.js` builds (if needed) and prints the binary's path; tests require() it.
+const { spawn, spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '..');
+const NODE_LLAMA_CPP = '3.22.1';
+const CACHE = process.env.GHOSTLINE_CACHE || path.join(os.homedir(), '.cache', 'ghostline');
+const BUILD = path.join(CACHE, `llama-server-${NODE_LLAMA_CPP}`);
+const BINARY = path.join(BUILD, 'build', 'bin', 'llama-server');
+
+/** @param {string} cmd @param {string[]} args @param {import('node:child_process').SpawnSyncOptions} [opts] */
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], ...opts });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.status})`);
+}
+
+/** The llama.cpp source bundle shipped in node-llama-cpp (installed into .bench-deps/ on first use). */
+function sourceBundle() {
+  const deps = path.join(ROOT, '.bench-deps');
+  const bundle = path.join(deps, 'node_modules', 'node-llama-cpp', 'llama', 'gitRelease.bundle');
+  if (!fs.existsSync(bundle)) {
+    fs.mkdirSync(deps, { recursive: true });
+    if (!fs.existsSync(path.join(deps, 'package.json'))) fs.writeFileSync(path.join(deps, 'package.json'), '{"name":"ghostline-bench-deps","private":true}\n');
+    // --ignore-scripts: its postinstall would look for prebuilt binaries; only the source is needed here.
+    run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--omit=optional', `node-llama-cpp@${NODE_LLAMA_CPP}`], { cwd: deps });
+  }
+  return bundle;
+}
+
+/** Path of a built llama-server, building it first when the cache has none (about 6 minutes on 2 cores). */
+function ensureBinary() {
+  if (fs.existsSync(BINARY)) return BINARY;
+  const src = path.join(BUILD, 'src');
+  fs.rmSync(BUILD, { recursive: true, force: true });
+  fs.mkdirSync(BUILD, { recursive: true });
+  console.error(`[llama-server] building llama.cpp's server from node-llama-cpp ${NODE_LLAMA_CPP}'s source into ${BUILD} (once)`);
+  run('git', ['clone', '-q', sourceBundle(), src]);
+  const cmakeArgs = [
+    '-S',
+    src,
+    '-B',
+    path.join(BUILD, 'build'),
+    '-DCMAKE_BUILD_TYPE=Release',
+    '-DLLAMA_CURL=OFF',
+    '-DLLAMA_BUILD_TESTS=OFF',
+    '-DLLAMA_BUILD_EXAMPLES=OFF',
+  ];
+  run('cmake', cmakeArgs, { stdio: ['ignore', 'ignore', 'inherit'] });
+  run('cmake', ['--build', path.join(BUILD, 'build'), '--target', 'llama-server', `-j${Math.max(1, os.cpus().length)}`], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (!fs.existsSync(BINARY)) throw new Error(`the build finished without ${BINARY}`);
+  return BINARY;
+}
+
+/** The shipped default model as GGUF (F32, from its model.safetensors), cached by the weights' size and time. */
+function ensureGguf() {
+  const dir = path.join(ROOT, 'models', 'ghostline-code-small');
+  const st = fs.statSync(path.join(dir, 'model.safetensors'));
+  const out = path.join(CACHE, `ghostline-code-small-${st.size}-${Math.round(st.mtimeMs)}.gguf`);
+  if (!fs.existsSync(out)) {
+    fs.mkdirSync(CACHE, { recursive: true });
+    run('/usr/bin/python3', ['-m', 'tools.model.export_gguf', dir, `${out}.tmp`], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    fs.renameSync(`${out}.tmp`, out);
+  }
+  return out;
+}
+
+/**
+ * Starts llama-server on 127.0.0.1 at a free port with the default model and waits until /health says ok.
+ * @param {{ parallel?: number, extraArgs?: string[] }} [opts]
+ * @returns {Promise<{ url: string, stop: () => Promise<void> }>}
+ */
+async function startLlamaServer(opts = {}) {
+  const binary = ensureBinary();
+  const model = ensureGguf();
+  const port = await freePort();
+  const args = [
+    '-m',
+    model,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '-np',
+    String(opts.parallel ?? 1),
+    '-c',
+    String(512 * (opts.parallel ?? 1)),
+    '-t',
+    '2',
+    '--no-webui',
+    ...(opts.extraArgs ?? []),
+  ];
+  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  child.stderr.on('data', (d) => {
+    log = (log + d).slice(-4000);
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const end = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`llama-server exited (${child.exitCode}):\n${log}`);
+    try {
+      const r = await fetch(`${url}/health`);
+      if (r.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > end) {
+      child.kill('SIGKILL');
+      throw new Error(`llama-server did not become healthy within 60 s:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    url,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** @returns {Promise<number>} */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = require('node:net').createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+module.exports = { ensureBinary, ensureGguf, startLlamaServer, BINARY };
+
+if (require.main === module) console.log(ensureBinary());

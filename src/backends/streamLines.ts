@@ -1,0 +1,46 @@
+/**
+ * The payloads of a streamed HTTP body: Server-Sent Events (`data: {...}` lines, `data: [DONE]` at the end)
+ * or NDJSON (one JSON object per line). A line cut by the end of the body is reported, not guessed at.
+ */
+export async function* streamPayloads(body: AsyncIterable<Uint8Array>, format: 'sse' | 'ndjson'): AsyncGenerator<unknown> {
+  const decoder = new TextDecoder();
+  let buf = '';
+  for await (const chunk of body) {
+    buf += decoder.decode(chunk, { stream: true });
+    let nl = buf.indexOf('\n');
+    while (nl >= 0) {
+      const line = buf.slice(0, nl).replace(/\r$/, '');
+      buf = buf.slice(nl + 1);
+      const payload = parseLine(line, format);
+      if (payload === DONE) return;
+      if (payload !== SKIP) yield payload;
+      nl = buf.indexOf('\n');
+    }
+  }
+  buf += decoder.decode();
+  if (buf.trim() !== '') {
+    const payload = parseLine(buf, format);
+    if (payload !== DONE && payload !== SKIP) yield payload;
+  }
+}
+
+const DONE = Symbol('done');
+const SKIP = Symbol('skip');
+
+function parseLine(line: string, format: 'sse' | 'ndjson'): unknown {
+  if (line.trim() === '') return SKIP;
+  let data = line;
+  if (format === 'sse') {
+    // Comments (": ping") and other fields (event:, id:) carry no payload here.
+    if (!line.startsWith('data:')) return SKIP;
+    data = line.slice(5).trim();
+    if (data === '[DONE]') return DONE;
+  }
+  try {
+    return JSON.parse(data);
+  } catch {
+    throw new ServerProtocolError(`the server sent a line that is not JSON: ${JSON.stringify(data.slice(0, 120))}`);
+  }
+}
+
+export class ServerProtocolError extends Error {}
