@@ -22,6 +22,23 @@ function run(cmd, args, opts = {}) {
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.status})`);
 }
 
+/**
+ * Runs a build step with its (long, warning-laden) output in a log file; the log's end is shown on failure.
+ * @param {string} cmd @param {string[]} args @param {string} log
+ */
+function runLogged(cmd, args, log) {
+  const fd = fs.openSync(log, 'a');
+  try {
+    const r = spawnSync(cmd, args, { stdio: ['ignore', fd, fd] });
+    if (r.status !== 0) {
+      const text = fs.readFileSync(log, 'utf8');
+      throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.status}); the end of ${log}:\n${text.slice(-3000)}`);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** The llama.cpp source bundle shipped in node-llama-cpp (installed into .bench-deps/ on first use). */
 function sourceBundle() {
   const deps = path.join(ROOT, '.bench-deps');
@@ -53,10 +70,9 @@ function ensureBinary() {
     '-DLLAMA_BUILD_TESTS=OFF',
     '-DLLAMA_BUILD_EXAMPLES=OFF',
   ];
-  run('cmake', cmakeArgs, { stdio: ['ignore', 'ignore', 'inherit'] });
-  run('cmake', ['--build', path.join(BUILD, 'build'), '--target', 'llama-server', `-j${Math.max(1, os.cpus().length)}`], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const log = path.join(BUILD, 'build.log');
+  runLogged('cmake', cmakeArgs, log);
+  runLogged('cmake', ['--build', path.join(BUILD, 'build'), '--target', 'llama-server', `-j${Math.max(1, os.cpus().length)}`], log);
   if (!fs.existsSync(BINARY)) throw new Error(`the build finished without ${BINARY}`);
   return BINARY;
 }
