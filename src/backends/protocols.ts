@@ -38,8 +38,15 @@ const obj = (v: unknown): Record<string, unknown> => {
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
-/** Token budget for the request: the local stop rules end it earlier (lines, stop strings, time). */
-const maxTokens = (o: DecodeOptions) => o.maxNewTokens;
+/** llama.cpp's and Ollama's names for the sampler settings. */
+const llamaSampling = (o: DecodeOptions) => ({
+  temperature: o.temperature,
+  top_k: o.topK,
+  top_p: o.topP,
+  min_p: o.minP,
+  repeat_penalty: o.repetitionPenalty,
+  seed: o.seed,
+});
 
 /**
  * Stop strings for the server: ours, plus the newline of a one-line request, so the server ends it itself
@@ -50,15 +57,8 @@ const serverStops = (o: DecodeOptions) => (o.maxLines === 1 && !o.stop.includes(
 /** llama.cpp's own /infill: the server builds the FIM (and repo-level) prompt from the parts and caches it per slot. */
 const llamaCpp: Protocol = {
   request({ prompt, infill, opts }) {
-    const sampling = {
-      temperature: opts.temperature,
-      top_k: opts.topK,
-      top_p: opts.topP,
-      min_p: opts.minP,
-      repeat_penalty: opts.repetitionPenalty,
-      seed: opts.seed,
-    };
-    const common = { n_predict: maxTokens(opts), stop: serverStops(opts), stream: true, cache_prompt: true, n_probs: 1, ...sampling };
+    // n_predict is only a bound: the local stop rules (lines, stop strings, time) end a request earlier.
+    const common = { n_predict: opts.maxNewTokens, stop: serverStops(opts), stream: true, cache_prompt: true, n_probs: 1, ...llamaSampling(opts) };
     if (!infill) return { path: '/completion', body: { prompt, ...common }, stream: 'sse' };
     return {
       path: '/infill',
@@ -127,7 +127,7 @@ const openai: Protocol = {
       body: {
         model: model ?? '',
         prompt,
-        max_tokens: maxTokens(opts),
+        max_tokens: opts.maxNewTokens,
         temperature: opts.temperature,
         top_p: opts.topP,
         ...(opts.topK > 0 ? { top_k: opts.topK } : {}),
@@ -176,16 +176,7 @@ const openai: Protocol = {
 /** Ollama's /api/generate: FIM through the model's own template (`suffix`), or our prompt verbatim (`raw`). */
 const ollama: Protocol = {
   request({ prompt, infill, opts, model }) {
-    const options = {
-      temperature: opts.temperature,
-      top_k: opts.topK,
-      top_p: opts.topP,
-      min_p: opts.minP,
-      repeat_penalty: opts.repetitionPenalty,
-      seed: opts.seed,
-      num_predict: maxTokens(opts),
-      stop: serverStops(opts),
-    };
+    const options = { ...llamaSampling(opts), num_predict: opts.maxNewTokens, stop: serverStops(opts) };
     const body = infill ? { prompt: infill.prefix + infill.middle, suffix: infill.suffix } : { prompt, raw: true };
     return { path: '/api/generate', body: { model: model ?? '', ...body, stream: true, options }, stream: 'ndjson' };
   },

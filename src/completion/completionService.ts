@@ -3,7 +3,7 @@ import type { GenerationStats } from '../engine/shared/types';
 import { CompletionCache } from './cache/completionCache';
 import type { Calibration } from './gate/calibration';
 import type { FeatureName } from './gate/features';
-import { lastNonBlankLine, scoreSuggestion } from './gate/scoreSuggestion';
+import { scoreSuggestion } from './gate/scoreSuggestion';
 import { contextHash } from './cache/contextKey';
 import { ChunkRing } from './context/chunkRing';
 import { documentContext, type WindowBudget } from './context/documentContext';
@@ -207,7 +207,7 @@ export class CompletionService {
       linePrefix: ctx.linePrefix,
       lineSuffix: ctx.lineSuffix,
       nextLines: ctx.nextLines,
-      lineAbove: lastNonBlankLine(ctx.prefix),
+      lineAbove: ctx.lineAbove,
       indent: ctx.indent,
     };
     const generation = this.generator.generate(built.prompt, options, {

@@ -35,6 +35,8 @@ export interface DocumentContext {
   /** Indentation of the cursor line (or of the line above, if it is empty). */
   indent: string;
   prefixStartLine: number;
+  /** The nearest non-blank line of the prefix window ('' when it has none). */
+  lineAbove: string;
 }
 
 export interface ExtraChunk {

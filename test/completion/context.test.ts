@@ -18,6 +18,7 @@ test('windows split the cursor line into prefix and suffix parts', () => {
   assert.equal(ctx.suffix, '\nprint(f(2))');
   assert.deepEqual(ctx.nextLines, ['print(f(2))']);
   assert.equal(ctx.indent, '    ');
+  assert.equal(ctx.lineAbove, 'def f(x):', 'the nearest non-blank line above, for the filters and the gate');
 });
 
 test('the prefix window start snaps to blocks: moving the cursor a few lines keeps the prompt head', () => {

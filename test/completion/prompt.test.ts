@@ -13,6 +13,7 @@ const ctx: DocumentContext = {
   nextLines: ['print(f(1))'],
   indent: '    ',
   prefixStartLine: 0,
+  lineAbove: 'def f(x):',
 };
 
 test('FIM templates are picked from the model special tokens', () => {

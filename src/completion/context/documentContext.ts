@@ -74,7 +74,9 @@ export function documentContext(doc: TextSource, cursor: CursorPosition, b: Wind
     // An empty line takes the indentation the cursor sits at, or the line above's.
     indent = linePrefix.length > 0 ? linePrefix : leadingWhitespace(doc.lineAt(cursor.line - 1));
   }
-  return { prefix, linePrefix, lineSuffix, suffix, nextLines, indent, prefixStartLine: start };
+  let lineAbove = '';
+  for (let i = above.length - 1; i >= 0 && lineAbove === ''; i--) if (above[i].trim() !== '') lineAbove = above[i].slice(0, -1);
+  return { prefix, linePrefix, lineSuffix, suffix, nextLines, indent, prefixStartLine: start, lineAbove };
 }
 
 export function leadingWhitespace(s: string): string {

@@ -23,20 +23,7 @@ export function gateInput(text: string, seq: Sequence, ctx: DocumentContext, lan
     tokenTextEnds: seq.tokenTextEnds ?? [],
     linePrefix: ctx.linePrefix,
     lineSuffix: ctx.lineSuffix,
-    lineAbove: lastNonBlankLine(ctx.prefix),
+    lineAbove: ctx.lineAbove,
     languageId,
   };
-}
-
-/** The nearest non-blank line of a prefix (lines ending in '\n'), or ''. */
-export function lastNonBlankLine(prefix: string): string {
-  let end = prefix.length;
-  while (end > 0) {
-    const start = prefix.lastIndexOf('\n', end - 2) + 1;
-    const line = prefix.slice(start, end).replace(/\r?\n$/, '');
-    if (line.trim() !== '') return line;
-    if (start === 0) break;
-    end = start;
-  }
-  return '';
 }

@@ -4,6 +4,7 @@ import { logSoftmaxRow } from './logSoftmax';
 import type { FinishReason } from './stopping';
 import { TextStopper } from './stopping';
 import { StreamingDetokenizer } from './streamingDetokenizer';
+import { restrictTo } from './tokenHealing';
 import type { Sequence } from '../shared/types';
 
 export interface BeamStepper {
@@ -23,8 +24,8 @@ export interface BeamSearchInput {
   startedAt: number;
   now: () => number;
   /**
-   * Token healing: the prompt text taken back, which every hypothesis must start with (its first token
-   * extends it: one of `allowed`) and which is then removed from the texts.
+   * Token healing: the prompt text taken back, which every hypothesis must start with (`allowed`: the
+   * tokens whose text starts with it; beams take no partial heals) and which is then removed from the texts.
    */
   heal?: { text: string; allowed: readonly number[] };
 }
@@ -40,18 +41,6 @@ interface Hypothesis extends Beam {
   finishReason: FinishReason;
 }
 
-/**
- * Beam search with length-normalised scores (logprob / tokens, Hugging Face's length_penalty 1).
- * Hypotheses end on EOS or a text stop rule; the search ends when enough have ended and no live beam
- * can beat the worst of them, at max_new_tokens, on the time budget, or on cancel.
- */
-/** The row with every token outside `allowed`, or not starting with `text`, at -Infinity (beams take no partial heals). */
-function onlyExtending(row: Float32Array, allowed: readonly number[], text: string, decode: (ids: number[]) => string): Float32Array {
-  const out = new Float32Array(row.length).fill(-Infinity);
-  for (const id of allowed) if (id < row.length && decode([id]).startsWith(text)) out[id] = row[id];
-  return out;
-}
-
 /** Characters of decoded text after each token, through the same streaming detokenizer as sampling. */
 function textEnds(tokens: number[], decode: (ids: number[]) => string): number[] {
   const detok = new StreamingDetokenizer(decode);
@@ -59,6 +48,11 @@ function textEnds(tokens: number[], decode: (ids: number[]) => string): number[]
   return tokens.map((t) => (n += detok.push(t).length));
 }
 
+/**
+ * Beam search with length-normalised scores (logprob / tokens, Hugging Face's length_penalty 1).
+ * Hypotheses end on EOS or a text stop rule; the search ends when enough have ended and no live beam
+ * can beat the worst of them, at max_new_tokens, on the time budget, or on cancel.
+ */
 export async function beamSearch(input: BeamSearchInput): Promise<Sequence[]> {
   const { opts, vocab, stepper } = input;
   const width = opts.numBeams;
@@ -68,7 +62,7 @@ export async function beamSearch(input: BeamSearchInput): Promise<Sequence[]> {
   let beams: Beam[] = [{ tokens: [], logprob: 0, tokenLogprobs: [] }];
   const healText = input.heal?.text ?? '';
   // Healing: only tokens that extend the healed text may start a hypothesis.
-  let logits = input.heal ? onlyExtending(input.firstLogits, input.heal.allowed, healText, input.decode) : input.firstLogits;
+  let logits = input.heal ? restrictTo(input.firstLogits, input.heal.allowed) : input.firstLogits;
   let reason: FinishReason = 'length';
   const score = (h: { tokens: number[]; logprob: number }) => h.logprob / Math.max(1, h.tokens.length);
 

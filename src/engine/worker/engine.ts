@@ -230,7 +230,7 @@ export class Engine {
     let beamCache = promptCache;
     const sequences = await beamSearch({
       firstLogits,
-      heal: plan.healing ?? undefined,
+      heal: plan.healing ? { text: plan.healing.text, allowed: this.prefixIndex!.startingWith(plan.healing.text) } : undefined,
       vocab: this.model.contract.vocab,
       opts,
       stopIds,
