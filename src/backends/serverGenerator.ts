@@ -17,6 +17,8 @@ export interface ServerOptions {
   apiKey?: string;
   /** The longest a request may take before it is abandoned with an error. */
   timeoutMs: number;
+  /** The HTTP client (proxy and CA settings applied); the global fetch when absent. */
+  fetch?: typeof fetch;
 }
 
 /**
@@ -50,7 +52,7 @@ export class ServerGenerator implements Generator {
     try {
       let res: Response;
       try {
-        res = await fetch(url, {
+        res = await (this.opts.fetch ?? fetch)(url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}) },
           body: JSON.stringify(request.body),
