@@ -1,0 +1,97 @@
+/**
+ * The HTTP client of the server backends: a team's llama.cpp / vLLM / Ollama server is often behind a
+ * corporate proxy or signed by an internal CA. Node's global fetch ignores both HTTP(S)_PROXY and VS Code's
+ * proxy settings, so requests go through undici's own fetch with a dispatcher that applies them.
+ * Pure Node (no vscode import): the extension passes its settings in, the CLI and tests use it as is.
+ */
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import * as tls from 'node:tls';
+import { Agent, type Dispatcher, EnvHttpProxyAgent, fetch as undiciFetch } from 'undici';
+
+export interface TransportOptions {
+  /** VS Code's `http.proxy` setting (empty: use the environment). */
+  proxy?: string;
+  /** Hosts that bypass the proxy (VS Code's `http.noProxy`), on top of NO_PROXY from the environment. */
+  noProxy?: string[];
+  /** Extra CA certificates (PEM text) trusted besides the system/Node ones. */
+  caPem?: string;
+  /** VS Code's `http.proxyStrictSSL`; false accepts any server certificate. Default true. */
+  strictSSL?: boolean;
+  /** Defaults to process.env: HTTPS_PROXY/https_proxy, HTTP_PROXY/http_proxy, NO_PROXY/no_proxy. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The global fetch's signature, plus close() to drop the pooled connections when the settings change. */
+export type ServerFetch = typeof fetch & { close(): Promise<void> };
+
+/**
+ * One dispatcher per call, shared by every request made with the returned fetch, so keep-alive connections
+ * (and proxy tunnels) are reused between completions instead of paying a TCP/TLS handshake per keystroke.
+ */
+export function serverFetch(opts: TransportOptions): ServerFetch {
+  const dispatcher = makeDispatcher(opts);
+  const f = (input: string | URL | Request, init?: RequestInit) => {
+    // undici's fetch only knows its own Request class; a global Request would be read as a URL string.
+    if (typeof input === 'object' && !(input instanceof URL)) return Promise.reject(new TypeError('serverFetch takes a URL, not a Request'));
+    return undiciFetch(input, { ...init, dispatcher } as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>;
+  };
+  return Object.assign(f, { close: () => dispatcher.close() }) as ServerFetch;
+}
+
+function makeDispatcher(opts: TransportOptions): Dispatcher {
+  const env = opts.env ?? process.env;
+  const pick = (...names: string[]) => names.map((n) => env[n]?.trim()).find((v) => v) ?? '';
+  const httpsProxy = pick('https_proxy', 'HTTPS_PROXY');
+  const httpProxy = pick('http_proxy', 'HTTP_PROXY');
+  const noProxy = [pick('no_proxy', 'NO_PROXY'), ...(opts.noProxy ?? [])].filter((s) => s).join(',');
+  const explicit = opts.proxy?.trim();
+  // Without `ca` Node trusts its defaults (including NODE_EXTRA_CA_CERTS); giving `ca` replaces them, so
+  // the defaults are listed again next to the extra certificates.
+  const tlsOpts: tls.ConnectionOptions = { rejectUnauthorized: opts.strictSSL ?? true };
+  if (opts.caPem) tlsOpts.ca = [...defaultCas(), opts.caPem];
+  // The proxy agents ignore `connect`: the target's TLS options go in requestTls, and proxyTls serves an
+  // HTTPS proxy signed by the same internal CA.
+  const agentOpts = { connect: tlsOpts, requestTls: tlsOpts, proxyTls: tlsOpts };
+  if (!explicit && !httpsProxy && !httpProxy) return new Agent(agentOpts);
+  // Every field is passed (empty strings included) so undici never falls back to process.env when `env`
+  // was given: tests and callers get exactly the environment they passed.
+  return new EnvHttpProxyAgent({
+    ...agentOpts,
+    httpProxy: explicit || httpProxy,
+    httpsProxy: explicit || httpsProxy,
+    noProxy,
+  });
+}
+
+/**
+ * Node 22.15+ reports the CAs it trusts by default (bundled, NODE_EXTRA_CA_CERTS, --use-system-ca); older
+ * Nodes only expose the bundled list, so there caPem replaces NODE_EXTRA_CA_CERTS rather than adding to it.
+ */
+function defaultCas(): readonly string[] {
+  const get = (tls as { getCACertificates?: (kind: string) => string[] }).getCACertificates;
+  return get ? get('default') : tls.rootCertificates;
+}
+
+/** A CA file's PEM text; an error naming the file when it cannot be read or holds no valid certificate. */
+export function readCaFile(path: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read the CA certificate file ${path}: ${(err as Error).message}`);
+  }
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g);
+  if (!blocks)
+    throw new Error(
+      `the CA certificate file ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----); a binary DER file converts with: openssl x509 -inform der -in ${path} -out ca.pem`,
+    );
+  for (const b of blocks) {
+    try {
+      new X509Certificate(b);
+    } catch (err) {
+      throw new Error(`the CA certificate file ${path} holds a damaged certificate: ${(err as Error).message}`);
+    }
+  }
+  return text;
+}
