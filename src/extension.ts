@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { AdaptiveDebounce } from './completion/adaptiveDebounce';
+import { BackendRouter } from './vscode/backendRouter';
 import { SessionStats } from './completion/sessionStats';
 import { EngineClient } from './engine/host/client';
 import { registerCommands } from './vscode/commands';
@@ -20,6 +21,7 @@ export interface GhostlineApi {
   stats: SessionStats;
   status: StatusBar;
   config: Config;
+  router: BackendRouter;
 }
 
 export function activate(context: vscode.ExtensionContext): GhostlineApi {
@@ -34,46 +36,66 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
     status.set('error', msg);
   };
   const loader = new ModelLoader(engine, config, status, log, context.extensionPath);
+  const router = new BackendRouter({ loader, config, status, stats, log, secrets: context.secrets });
+  const loadLocal = () => (router.wantsLocal() ? loader.load() : Promise.resolve(false));
   const enabled = { value: context.globalState.get<boolean>('ghostline.enabled', true) };
   const debounce = new AdaptiveDebounce();
 
   context.subscriptions.push(
     log,
     status,
+    router,
     vscode.languages.registerInlineCompletionItemProvider(
       { pattern: '**' },
-      new InlineProvider({ service: () => loader.service, enabled: () => enabled.value, config, status, stats, debounce, log }),
+      new InlineProvider({
+        service: () => router.service(),
+        fallbackFor: (s) => router.fallbackFor(s),
+        serverName: (s) => router.serverName(s),
+        enabled: () => enabled.value,
+        config,
+        status,
+        stats,
+        debounce,
+        log,
+      }),
     ),
-    registerCommands({ client: engine, config, status, stats, loader, log, context, enabled }),
+    registerCommands({ client: engine, config, status, stats, loader, router, log, context, enabled }),
     registerModelCommands(context, { log }),
-    feedRing(() => loader.service?.ring ?? null),
+    feedRing(() => [router.service()?.ring, loader.service?.ring]),
     vscode.workspace.onDidChangeTextDocument((e) => {
       if (e.document === vscode.window.activeTextEditor?.document && e.contentChanges.length > 0) debounce.keystroke(performance.now());
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (!e.affectsConfiguration('ghostline')) return;
+      if (!e.affectsConfiguration('ghostline') && !e.affectsConfiguration('http')) return;
       config.resetReports();
       config.values(vscode.window.activeTextEditor?.document); // report a bad value now, not on the next keystroke
+      const backendChanged = e.affectsConfiguration('ghostline.backend') || e.affectsConfiguration('ghostline.server');
+      if (backendChanged || e.affectsConfiguration('http.proxy') || e.affectsConfiguration('http.proxyStrictSSL')) void router.connect();
       if (
         e.affectsConfiguration('ghostline.modelPath') ||
         e.affectsConfiguration('ghostline.modelFile') ||
-        e.affectsConfiguration('ghostline.engine.threads')
+        e.affectsConfiguration('ghostline.engine.threads') ||
+        (backendChanged && loader.info === null)
       ) {
-        void loader.load();
+        void loadLocal();
       }
     }),
-    vscode.workspace.onDidGrantWorkspaceTrust(() => void loader.load()),
+    context.secrets.onDidChange((e) => {
+      if (e.key.startsWith('ghostline.serverKey:')) void router.connect();
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void loadLocal()),
     vscode.window.onDidChangeWindowState((s) => {
-      if (s.focused) void loader.warm();
+      if (s.focused) void router.warm();
     }),
     { dispose: () => void engine.dispose() },
   );
   if (!enabled.value) status.set('disabled');
-  void loader.load().then(() => {
+  void router.connect();
+  void loadLocal().then(() => {
     if (!enabled.value) status.set('disabled');
   });
   // The API returned to tests (and other extensions): read-only handles, no extra behaviour.
-  return { loader, client: engine, stats, status, config };
+  return { loader, client: engine, stats, status, config, router };
 }
 
 export async function deactivate(): Promise<void> {

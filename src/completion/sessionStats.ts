@@ -16,9 +16,14 @@ export class SessionStats {
   lastConfidence: number | null = null;
   /** The last prompt's share of the tokens it could have used. */
   lastFill: number | null = null;
+  /** The server the last model answer came from (null: the local engine), and its own timings. */
+  lastServer: { name: string; prefillMs: number; decodeMs: number; promptTokens: number; cachedTokens: number } | null = null;
+  /** The backend in use, as the user would name it ("local", "llama.cpp at http://...", "local (server down)"). */
+  backend = 'local';
   private latencies: number[] = [];
 
-  record(o: CompletionOutcome): void {
+  /** `server`: the name of the server that answered, when one did. */
+  record(o: CompletionOutcome, server?: string): void {
     this.requests++;
     this.bySource[o.source]++;
     if (o.items.length > 0) this.shown++;
@@ -33,6 +38,10 @@ export class SessionStats {
       this.promptTokens += o.stats.promptTokens;
       this.reusedTokens += o.stats.reusedTokens;
       this.lastReuse = o.stats.reusedTokens / o.stats.promptTokens;
+    }
+    if (o.source === 'model' && o.stats) {
+      const { prefillMs, decodeMs, promptTokens, reusedTokens } = o.stats;
+      this.lastServer = server ? { name: server, prefillMs, decodeMs, promptTokens, cachedTokens: reusedTokens } : null;
     }
   }
 
@@ -51,6 +60,12 @@ export class SessionStats {
       `last suggestion: ${this.lastConfidence === null ? 'n/a' : `${Math.round(this.lastConfidence * 100)}% likely to be kept`}, prompt fill ${this.lastFill === null ? 'n/a' : `${Math.round(this.lastFill * 100)}%`}`,
       `latency p50 ${ms(this.percentile(50))}, p95 ${ms(this.percentile(95))}, last ${ms(this.lastLatencyMs)}`,
       `KV cache reuse: ${reuse} of prompt tokens`,
+      `backend: ${this.backend}`,
+      ...(this.lastServer ? [`last server answer: ${serverTimings(this.lastServer)}`] : []),
     ].join('\n');
   }
+}
+
+function serverTimings(s: NonNullable<SessionStats['lastServer']>): string {
+  return `prompt ${Math.round(s.prefillMs)} ms (${s.promptTokens} tokens, ${s.cachedTokens} cached), generation ${Math.round(s.decodeMs)} ms`;
 }

@@ -8,7 +8,9 @@ import { defaultModelDir } from '../engine/host/defaultModel';
 import type { Config } from './config';
 import { installedModelItems } from './downloadModel';
 import { generateFromSelection, type GenerateArgs } from './generateFromSelection';
+import type { BackendRouter } from './backendRouter';
 import type { ModelLoader } from './modelLoader';
+import { setServerKey } from './serverKey';
 import type { StatusBar } from './statusBar';
 
 export interface CommandDeps {
@@ -17,6 +19,7 @@ export interface CommandDeps {
   status: StatusBar;
   stats: SessionStats;
   loader: ModelLoader;
+  router: BackendRouter;
   log: vscode.LogOutputChannel;
   context: vscode.ExtensionContext;
   enabled: { value: boolean };
@@ -26,13 +29,23 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
   const reg = vscode.commands.registerCommand;
   return vscode.Disposable.from(
     reg('ghostline.generateFromSelection', (args?: GenerateArgs) =>
-      generateFromSelection({ client: d.client, config: d.config, status: d.status, log: d.log, ready: () => d.loader.info !== null }, args),
+      generateFromSelection(
+        { generator: () => d.router.generator(), notReadyReason: () => d.router.notReadyReason(), config: d.config, status: d.status, log: d.log },
+        args,
+      ),
     ),
+    reg('ghostline.setServerKey', (args?: { key?: string }) => setServerKey(d.context.secrets, d.config.server().url, args)),
     reg('ghostline.toggle', async () => {
       d.enabled.value = !d.enabled.value;
       await d.context.globalState.update('ghostline.enabled', d.enabled.value);
-      if (!d.enabled.value) d.loader.service?.cancelAll();
-      d.status.set(d.enabled.value ? (d.loader.info ? 'idle' : 'error') : 'disabled');
+      if (d.enabled.value) {
+        d.status.set(d.loader.info ? 'idle' : 'error');
+        void d.router.connect();
+      } else {
+        d.router.service()?.cancelAll();
+        d.loader.service?.cancelAll();
+        d.status.set('disabled');
+      }
       void vscode.window.setStatusBarMessage(`Ghostline inline completions ${d.enabled.value ? 'on' : 'off'}`, 2000);
       return d.enabled.value;
     }),
@@ -42,7 +55,8 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
       const info = d.loader.info;
       const worker = info ? await d.client.workerStats().catch(() => null) : null;
       const memory = worker ? `, worker ${Math.round(worker.rssBytes / 1e6)} MB, ${worker.cachedTokens} tokens cached` : '';
-      const head = info ? `Model ${info.name} (${path.basename(info.onnxFile)}), ${info.threads} threads${memory}` : 'No model loaded';
+      const local = info ? `Model ${info.name} (${path.basename(info.onnxFile)}), ${info.threads} threads${memory}` : 'No local model loaded';
+      const head = d.stats.backend === 'local' ? local : `Backend ${d.stats.backend}; ${local}`;
       d.log.info(`stats\n${head}\n${d.stats.summary()}`);
       void vscode.window.showInformationMessage(`Ghostline: ${head}. ${d.stats.summary().replace(/\n/g, '; ')}`);
       return d.stats.summary();
@@ -60,6 +74,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
         { label: d.enabled.value ? '$(circle-slash) Disable inline completions' : '$(check) Enable inline completions', command: 'ghostline.toggle' },
         { label: '$(sparkle) Generate from Selection', command: 'ghostline.generateFromSelection' },
         { label: '$(database) Select Model', description: d.loader.info?.name, command: 'ghostline.selectModel' },
+        { label: '$(key) Set Server Key', description: d.config.server().url || 'for a team server', command: 'ghostline.setServerKey' },
         { label: '$(cloud-download) Download Model', command: 'ghostline.downloadModel' },
         { label: '$(graph) Show Stats', command: 'ghostline.showStats' },
         { label: '$(output) Show Log', command: 'ghostline.showLog' },

@@ -3,6 +3,7 @@ import { completionSettings } from '../completion/settings';
 import type { CompletionSettings } from '../completion/completionService';
 import { validateSettings, type SettingValues } from '../completion/settingsSchema';
 import { presetFromSettings, type GeneratePreset } from '../completion/presets';
+import { readServerSettings, type ServerSettings } from '../backends/serverSettings';
 
 /**
  * Reads Ghostline's settings for a document (workspace folder and language overrides apply), validates them
@@ -74,6 +75,35 @@ export class Config {
       return v ?? '';
     };
     return { path: read('modelPath').trim(), file: read('modelFile').trim() };
+  }
+
+  /**
+   * Where suggestions come from, from user settings only: a value in workspace settings is reported and
+   * ignored (a repository must not send the user's code to a server it names).
+   */
+  server(): ServerSettings {
+    const cfg = vscode.workspace.getConfiguration('ghostline');
+    const { settings, problems } = readServerSettings((key) => {
+      const i = cfg.inspect(key);
+      if (i?.workspaceValue !== undefined || i?.workspaceFolderValue !== undefined) {
+        this.report(`ghostline.${key} is ignored in workspace settings: set it in your user settings.`);
+      }
+      return i?.globalValue;
+    });
+    for (const p of problems) this.report(p);
+    return settings;
+  }
+
+  /** VS Code's proxy settings (user level), for the server backends. */
+  proxy(): { proxy: string; noProxy: string[]; strictSSL: boolean } {
+    const http = vscode.workspace.getConfiguration('http');
+    const proxy = http.inspect<string>('proxy')?.globalValue;
+    const noProxy = http.inspect<unknown>('noProxy')?.globalValue;
+    return {
+      proxy: typeof proxy === 'string' ? proxy.trim() : '',
+      noProxy: Array.isArray(noProxy) ? noProxy.filter((h): h is string => typeof h === 'string') : [],
+      strictSSL: http.inspect<boolean>('proxyStrictSSL')?.globalValue !== false,
+    };
   }
 
   /** Forget reported problems (after the user edits settings, a still-wrong value is reported again). */

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { EngineClient } from '../engine/host/client';
+import type { Generator } from '../completion/generator';
 import type { Config } from './config';
 import type { StatusBar } from './statusBar';
 
@@ -18,7 +18,14 @@ export interface GenerateArgs {
  * Returns the inserted text (or null), for tests.
  */
 export async function generateFromSelection(
-  deps: { client: EngineClient; config: Config; status: StatusBar; log: vscode.LogOutputChannel; ready: () => boolean },
+  deps: {
+    /** The local engine or the team server (null: none is ready). */
+    generator: () => Generator | null;
+    notReadyReason: () => string;
+    config: Config;
+    status: StatusBar;
+    log: vscode.LogOutputChannel;
+  },
   args: GenerateArgs = {},
 ): Promise<string | null> {
   const editor = vscode.window.activeTextEditor;
@@ -26,8 +33,9 @@ export async function generateFromSelection(
     void vscode.window.showInformationMessage('Ghostline: open a file and select some code first.');
     return null;
   }
-  if (!deps.ready()) {
-    void vscode.window.showWarningMessage('Ghostline: the model is not loaded (see "Ghostline: Show Log").');
+  const generator = deps.generator();
+  if (!generator) {
+    void vscode.window.showWarningMessage(`Ghostline: ${deps.notReadyReason()}.`);
     return null;
   }
   const doc = editor.document;
@@ -53,7 +61,7 @@ export async function generateFromSelection(
         const sub = token.onCancellationRequested(() => ac.abort());
         try {
           // The document's text is literal: `<|endoftext|>` in a file stays text.
-          const r = await deps.client.generate(
+          const r = await generator.generate(
             [{ text: prompt }],
             { ...p },
             {

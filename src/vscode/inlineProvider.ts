@@ -9,6 +9,10 @@ import type { StatusBar } from './statusBar';
 
 export interface ProviderDeps {
   service: () => CompletionService | null;
+  /** After `failed` threw: where to ask again at once (a server's local fallback), if anywhere. */
+  fallbackFor?: (failed: CompletionService) => CompletionService | null;
+  /** The server's name when `service` is a server's (for the stats). */
+  serverName?: (service: CompletionService) => string | undefined;
   enabled: () => boolean;
   config: Config;
   status: StatusBar;
@@ -47,15 +51,25 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
     const sub = token.onCancellationRequested(() => ac.abort());
     try {
       const peeked = explicit ? null : service.peek(req);
-      if (peeked) return this.items(peeked, position);
+      if (peeked) return this.items(peeked, position, service);
       if (!explicit && !(await sleep(deps.debounce.delay(deps.config.debounceMs(document)), token))) return undefined;
       const end = deps.status.begin();
       try {
-        const outcome = await service.complete(req, ac.signal);
+        let answered = service;
+        let outcome: CompletionOutcome;
+        try {
+          outcome = await service.complete(req, ac.signal);
+        } catch (err) {
+          const fallback = deps.fallbackFor?.(service);
+          if (!fallback || ac.signal.aborted) throw err;
+          deps.log.warn(`server request failed (${err instanceof Error ? err.message : String(err)}); asking the local model`);
+          answered = fallback;
+          outcome = await fallback.complete(req, ac.signal);
+        }
         // A success clears a request error (a crashed worker that restarted), unless the model itself has
         // gone meanwhile (a failed load replaced this service).
-        if (deps.status.current === 'error' && deps.service() === service) deps.status.set('idle');
-        return this.items(outcome, position);
+        if (deps.status.current === 'error' && deps.service() === answered) deps.status.set('idle');
+        return this.items(outcome, position, answered);
       } finally {
         end();
       }
@@ -69,8 +83,8 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
     }
   }
 
-  private items(o: CompletionOutcome, position: vscode.Position): vscode.InlineCompletionItem[] {
-    this.deps.stats.record(o);
+  private items(o: CompletionOutcome, position: vscode.Position, from: CompletionService): vscode.InlineCompletionItem[] {
+    this.deps.stats.record(o, this.deps.serverName?.(from));
     this.deps.status.render();
     const confidence = o.confidence === null ? '' : `, confidence ${o.confidence.toFixed(2)}`;
     if (o.items.length > 0) {

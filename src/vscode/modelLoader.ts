@@ -19,12 +19,17 @@ export class ModelLoader {
   info: ModelInfo | null = null;
   service: CompletionService | null = null;
   private template: FimTemplate | null = null;
-  /** Kept across model loads: grammars load once per language. */
-  private readonly syntax = new SyntaxRefiner({ log: (line) => this.log.info(line) });
+  /** Kept across model loads (and shared with a server backend): grammars load once per language. */
+  readonly syntax = new SyntaxRefiner({ log: (line) => this.log.info(line) });
   private generation = 0;
+  /**
+   * False while a server is the backend: the local model is then only the fallback, and its loading
+   * and errors go to the log, not the status bar or a pop-up.
+   */
+  primary = true;
 
   constructor(
-    private readonly client: EngineClient,
+    readonly client: EngineClient,
     private readonly config: Config,
     private readonly status: StatusBar,
     private readonly log: vscode.LogOutputChannel,
@@ -41,7 +46,7 @@ export class ModelLoader {
     const dir = this.modelDir();
     const { file } = this.config.model();
     this.service?.cancelAll();
-    this.status.set('loading', path.basename(dir));
+    if (this.primary) this.status.set('loading', path.basename(dir));
     this.log.info(`loading model ${dir}${file ? ` (${file})` : ''}`);
     try {
       const info = await this.client.load(dir, { threads: this.config.threads(), onnxFile: file || undefined });
@@ -63,6 +68,7 @@ export class ModelLoader {
           `${info.threads} threads, FIM ${this.template?.family ?? 'none (prefix-only prompts)'}, ${info.charsPerToken.toFixed(2)} chars/token, ` +
           `calibration ${traits.calibrationSource}`,
       );
+      if (!this.primary) return true;
       this.status.set('idle', info.name);
       void this.warm();
       return true;
@@ -72,6 +78,7 @@ export class ModelLoader {
       this.service = null;
       const msg = err instanceof Error ? err.message : String(err);
       this.log.error(`model failed to load: ${msg}`);
+      if (!this.primary) return false;
       this.status.set('error', msg);
       void vscode.window.showErrorMessage(`Ghostline could not load the model: ${msg}`, 'Select Model', 'Show Log').then((choice) => {
         if (choice === 'Select Model') void vscode.commands.executeCommand('ghostline.selectModel');
@@ -86,9 +93,13 @@ export class ModelLoader {
    * whose result also lands in the cache), so the first keystroke only prefills a few tokens.
    */
   async warm(): Promise<void> {
+    if (this.service) await this.warmWith(this.service);
+  }
+
+  /** Warms `service` at the cursor: its generator's own warm-up (a server's prompt cache) where it has one. */
+  async warmWith(service: CompletionService): Promise<void> {
     const editor = vscode.window.activeTextEditor;
-    const service = this.service;
-    if (!editor || !service) return;
+    if (!editor) return;
     const t0 = performance.now();
     const pos = editor.selection.active;
     try {

@@ -1,13 +1,14 @@
 import * as vscode from 'vscode';
 import type { SessionStats } from '../completion/sessionStats';
 
-export type EngineState = 'loading' | 'idle' | 'generating' | 'disabled' | 'error';
+/** `offline`: the team server cannot be reached and the local model answers meanwhile. */
+export type EngineState = 'loading' | 'idle' | 'generating' | 'disabled' | 'error' | 'offline';
 
 /** The status bar item: state, last latency and KV reuse; a click opens Ghostline's menu. */
 export class StatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('ghostline.status', vscode.StatusBarAlignment.Right, 100);
   private state: EngineState = 'loading';
-  private detail = '';
+  private detailText = '';
   private generating = 0;
 
   constructor(private readonly stats: SessionStats) {
@@ -21,9 +22,14 @@ export class StatusBar implements vscode.Disposable {
     return this.state;
   }
 
+  /** What the current state is about (the model, the server, or the error). */
+  get detail(): string {
+    return this.detailText;
+  }
+
   set(state: Exclude<EngineState, 'generating'>, detail = ''): void {
     this.state = state;
-    this.detail = detail;
+    this.detailText = detail;
     this.render();
   }
 
@@ -41,17 +47,32 @@ export class StatusBar implements vscode.Disposable {
   }
 
   render(): void {
-    const busy = this.generating > 0 && (this.state === 'idle' || this.state === 'generating');
+    const busy = this.generating > 0 && (this.state === 'idle' || this.state === 'generating' || this.state === 'offline');
     const shown: EngineState = busy ? 'generating' : this.state === 'generating' ? 'idle' : this.state;
-    const icon = { loading: '$(loading~spin)', idle: '$(sparkle)', generating: '$(loading~spin)', disabled: '$(circle-slash)', error: '$(warning)' }[shown];
+    const icon = {
+      loading: '$(loading~spin)',
+      idle: '$(sparkle)',
+      generating: '$(loading~spin)',
+      disabled: '$(circle-slash)',
+      error: '$(warning)',
+      offline: '$(debug-disconnect)',
+    }[shown];
     let text = `${icon} Ghostline`;
-    if (shown === 'idle' && this.stats.lastLatencyMs !== null) {
+    const server = this.stats.lastServer;
+    if ((shown === 'idle' || shown === 'offline') && this.stats.lastLatencyMs !== null) {
       text += ` ${Math.round(this.stats.lastLatencyMs)} ms`;
-      if (this.stats.lastReuse !== null) text += ` · ${Math.round(this.stats.lastReuse * 100)}% reused`;
+      // A server's own time shows how much of the latency is the network and the client.
+      if (server) text += ` (server ${Math.round(server.prefillMs + server.decodeMs)} ms)`;
+      if (this.stats.lastReuse !== null) text += ` · ${Math.round(this.stats.lastReuse * 100)}% ${server ? 'cached' : 'reused'}`;
     }
     this.item.text = text;
-    this.item.tooltip = `Ghostline: ${shown}${this.detail ? ` (${this.detail})` : ''}\n${this.stats.summary()}\nClick for commands.`;
-    this.item.backgroundColor = shown === 'error' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+    this.item.tooltip = `Ghostline: ${shown}${this.detailText ? ` (${this.detailText})` : ''}\n${this.stats.summary()}\nClick for commands.`;
+    this.item.backgroundColor =
+      shown === 'error'
+        ? new vscode.ThemeColor('statusBarItem.errorBackground')
+        : shown === 'offline'
+          ? new vscode.ThemeColor('statusBarItem.warningBackground')
+          : undefined;
     this.item.accessibilityInformation = { label: `Ghostline ${shown}` };
   }
 

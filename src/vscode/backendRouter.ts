@@ -1,0 +1,204 @@
+import * as vscode from 'vscode';
+import { HealthCheckedGenerator } from '../backends/healthCheckedGenerator';
+import { readCaFile, type ServerFetch, serverFetch } from '../backends/httpTransport';
+import { probeServer } from '../backends/probeServer';
+import { ServerGenerator } from '../backends/serverGenerator';
+import { ServerHealth } from '../backends/serverHealth';
+import { serverConfigError, serverTemplate, type ServerSettings } from '../backends/serverSettings';
+import { CompletionService, type ModelTraits } from '../completion/completionService';
+import { GENERIC_CALIBRATION } from '../completion/gate/genericCalibration';
+import type { Generator } from '../completion/generator';
+import type { SessionStats } from '../completion/sessionStats';
+import type { Config } from './config';
+import type { ModelLoader } from './modelLoader';
+import { serverKeyName } from './serverKey';
+import type { StatusBar } from './statusBar';
+
+/** Used when neither the settings nor the server say how long the served model's context is. */
+const FALLBACK_CONTEXT_TOKENS = 8192;
+/** Generate from Selection writes far more than a suggestion: it gets at least this long. */
+const GENERATE_TIMEOUT_MS = 60_000;
+
+interface ServerBackend {
+  settings: ServerSettings;
+  /** "llama.cpp at http://host:8080", for the log, Show Stats and the status bar. */
+  label: string;
+  service: CompletionService;
+  /** The same server with the longer timeout of Generate from Selection. */
+  generateWith: Generator;
+  health: ServerHealth;
+  /** Its connection pool, closed when the settings change. */
+  http: ServerFetch;
+}
+
+export interface RouterDeps {
+  loader: ModelLoader;
+  config: Config;
+  status: StatusBar;
+  stats: SessionStats;
+  log: vscode.LogOutputChannel;
+  secrets: vscode.SecretStorage;
+}
+
+/**
+ * Picks where each request goes: the local model, or the team server of the user's settings, with the
+ * local model as the fallback while the server is in backoff (when ghostline.server.fallbackToLocal).
+ * The pipeline is the same either way; only the generator under the CompletionService differs.
+ */
+export class BackendRouter implements vscode.Disposable {
+  private server: ServerBackend | null = null;
+  /** Settings that name a server, even when connecting to it failed. */
+  private wanted: ServerSettings | null = null;
+  private generation = 0;
+
+  constructor(private readonly d: RouterDeps) {}
+
+  /** Whether the local model is needed: it is the backend, or the fallback. */
+  wantsLocal(): boolean {
+    const s = this.d.config.server();
+    return s.backend === 'local' || s.fallbackToLocal;
+  }
+
+  /** The service for the next request. */
+  service(): CompletionService | null {
+    const s = this.server;
+    if (!this.wanted) return this.d.loader.service;
+    if (s && (s.health.available() || !s.settings.fallbackToLocal)) return s.service;
+    return this.wanted.fallbackToLocal ? this.d.loader.service : null;
+  }
+
+  /** After `failed` threw: the service to try the same request on now (the local model), if any. */
+  fallbackFor(failed: CompletionService): CompletionService | null {
+    if (!this.server || failed !== this.server.service || !this.server.settings.fallbackToLocal) return null;
+    return this.d.loader.service;
+  }
+
+  /** The server's name when `service` is the server's (for the stats). */
+  serverName(service: CompletionService): string | undefined {
+    return this.server && service === this.server.service ? this.server.label : undefined;
+  }
+
+  /** The generator of Generate from Selection, or null when none is ready. */
+  generator(): Generator | null {
+    const s = this.server;
+    if (s && (s.health.available() || !s.settings.fallbackToLocal)) return s.generateWith;
+    if (this.wanted && !this.wanted.fallbackToLocal) return null;
+    return this.d.loader.info ? this.d.loader.client : null;
+  }
+
+  /** Why generator() is null, in words. */
+  notReadyReason(): string {
+    if (this.wanted && !this.wanted.fallbackToLocal) return `the server is not connected (${this.d.status.detail || 'see "Ghostline: Show Log"'})`;
+    return 'the model is not loaded (see "Ghostline: Show Log")';
+  }
+
+  /** Fills the cache at the cursor: the server's prompt cache, or the local KV cache. */
+  async warm(): Promise<void> {
+    const service = this.service();
+    if (!service || service !== this.server?.service) return this.d.loader.warm();
+    await this.d.loader.warmWith(service);
+  }
+
+  /** (Re)connects after a settings or key change; the local backend needs nothing here. */
+  async connect(): Promise<void> {
+    const gen = ++this.generation;
+    this.server?.service.cancelAll();
+    void this.server?.http.close().catch(() => undefined);
+    this.server = null;
+    const settings = this.d.config.server();
+    this.wanted = settings.backend === 'local' ? null : settings;
+    this.d.loader.primary = settings.backend === 'local';
+    if (settings.backend === 'local') {
+      this.d.stats.backend = 'local';
+      if (this.d.loader.info) this.d.status.set('idle', this.d.loader.info.name);
+      return;
+    }
+    const problem = serverConfigError(settings);
+    if (problem) return this.fail(settings, problem, false);
+    const origin = new URL(settings.url).origin;
+    const label = `${settings.backend} at ${origin}`;
+    this.d.stats.backend = label;
+    this.d.status.set('loading', `connecting to ${label}`);
+    let fetchImpl: ServerFetch;
+    try {
+      const ca = settings.caFile ? readCaFile(settings.caFile) : undefined;
+      fetchImpl = serverFetch({ ...this.d.config.proxy(), caPem: ca });
+    } catch (err) {
+      return this.fail(settings, err instanceof Error ? err.message : String(err), false);
+    }
+    const apiKey = (await this.d.secrets.get(serverKeyName(settings.url))) || undefined;
+    if (gen !== this.generation) return;
+    const opts = { kind: settings.backend, url: settings.url, model: settings.model || undefined, apiKey, fetch: fetchImpl };
+    const health = new ServerHealth();
+    const inline = new HealthCheckedGenerator(new ServerGenerator({ ...opts, timeoutMs: settings.timeoutMs }), health);
+    const generateWith = new HealthCheckedGenerator(new ServerGenerator({ ...opts, timeoutMs: Math.max(GENERATE_TIMEOUT_MS, settings.timeoutMs) }), health);
+    const traits: ModelTraits = {
+      contextTokens: settings.contextTokens || FALLBACK_CONTEXT_TOKENS,
+      calibration: GENERIC_CALIBRATION,
+      calibrationSource: 'generic (server)',
+    };
+    const template = serverTemplate(settings);
+    const service = new CompletionService(
+      inline,
+      () => template,
+      () => this.d.config.completion(vscode.window.activeTextEditor?.document),
+      () => traits,
+      this.d.loader.syntax,
+    );
+    const ring = this.d.loader.service?.ring;
+    if (ring) for (const c of ring.select(Infinity, '', '')) service.ring.add(c.path, c.text.split('\n'));
+    health.onChange = (state, err) => this.onHealth(state, err);
+    this.server = { settings, label, service, generateWith, health, http: fetchImpl };
+
+    try {
+      const probe = await probeServer({ ...opts, timeoutMs: Math.min(settings.timeoutMs, 10_000) });
+      if (gen !== this.generation) return;
+      if (!settings.contextTokens && probe.contextTokens) traits.contextTokens = probe.contextTokens;
+      this.d.log.info(
+        `connected to ${label}: ${probe.models.join(', ') || 'model unknown'}, context ${traits.contextTokens} tokens, ` +
+          `FIM ${template?.family ?? (settings.backend === 'openai' ? 'none (prefix-only prompts)' : "the server's own")}${apiKey ? ', with an API key' : ''}`,
+      );
+      this.d.status.set('idle', label);
+      void this.warm();
+    } catch (err) {
+      if (gen !== this.generation) return;
+      health.failed(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  dispose(): void {
+    this.generation++;
+    this.server?.service.cancelAll();
+    void this.server?.http.close().catch(() => undefined);
+    this.server = null;
+  }
+
+  private onHealth(state: 'up' | 'down', err: Error | null): void {
+    const s = this.server;
+    if (!s) return;
+    if (state === 'up') {
+      this.d.log.info(`${s.label} answers again`);
+      this.d.stats.backend = s.label;
+      this.d.status.set('idle', s.label);
+      return;
+    }
+    this.fail(s.settings, err?.message ?? 'it failed', true);
+  }
+
+  /** One message per failure (the log has each), and the status bar says what answers meanwhile. */
+  private fail(settings: ServerSettings, message: string, retrying: boolean): void {
+    const fallback = settings.fallbackToLocal && this.d.loader.info !== null;
+    const then = retrying ? 'Ghostline tries again with backoff' : 'fix the setting to connect';
+    this.d.log.error(`server backend: ${message}${fallback ? '; the local model answers meanwhile' : ''} (${then})`);
+    this.d.stats.backend = fallback ? `local (${settings.backend} server unavailable)` : `${settings.backend} (unavailable)`;
+    this.d.status.set(fallback ? 'offline' : 'error', message);
+    const actions = /API key/.test(message) ? ['Set Server Key', 'Show Log'] : ['Open Settings', 'Show Log'];
+    void vscode.window
+      .showWarningMessage(`Ghostline: the ${settings.backend} server: ${message}${fallback ? ' (using the local model meanwhile)' : ''}`, ...actions)
+      .then((choice) => {
+        if (choice === 'Set Server Key') void vscode.commands.executeCommand('ghostline.setServerKey');
+        if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'ghostline.server');
+        if (choice === 'Show Log') this.d.log.show();
+      });
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * Connecting to a real llama-server (scripts/llama-server.js) with an API key: /props gives the per-slot
+ * context the prompt must fit, /v1/models the served name, and a missing key is one clear message.
+ */
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { after, before, test } from 'node:test';
+import { probeServer } from '../../src/backends/probeServer';
+import { ROOT } from '../helpers';
+
+const { startLlamaServer } = require(path.join(ROOT, 'scripts', 'llama-server.js')) as {
+  startLlamaServer: (o?: { parallel?: number; extraArgs?: string[] }) => Promise<{ url: string; stop: () => Promise<void> }>;
+};
+
+let server: { url: string; stop: () => Promise<void> };
+before(async () => {
+  server = await startLlamaServer({ parallel: 2, extraArgs: ['--api-key', 'k-123', '--alias', 'team-model'] });
+});
+after(async () => server?.stop());
+
+test('llama.cpp: /props gives the context of one slot (-c divided among -np slots)', async () => {
+  const r = await probeServer({ kind: 'llama.cpp', url: server.url, apiKey: 'k-123', timeoutMs: 5000 });
+  assert.equal(r.contextTokens, 512, 'startLlamaServer gives each slot 512 tokens');
+});
+
+test('openai: /v1/models on llama-server lists the alias; another name is refused with what it serves', async () => {
+  const r = await probeServer({ kind: 'openai', url: server.url, model: 'team-model', apiKey: 'k-123', timeoutMs: 5000 });
+  assert.ok(r.models.includes('team-model'), r.models.join(','));
+  await assert.rejects(probeServer({ kind: 'openai', url: server.url, model: 'other', apiKey: 'k-123', timeoutMs: 5000 }), /it serves "team-model"/);
+});
+
+test('no key or a wrong key: the server refuses it, and the message says how to set one', async () => {
+  await assert.rejects(probeServer({ kind: 'llama.cpp', url: server.url, timeoutMs: 5000 }), /401.*refused the API key.*Set Server Key/);
+  await assert.rejects(probeServer({ kind: 'llama.cpp', url: server.url, apiKey: 'wrong', timeoutMs: 5000 }), /401/);
+});

@@ -1,0 +1,161 @@
+// The team-server backends inside a real extension host, against a real llama.cpp server (built once by
+// scripts/llama-server.js, serving the default model as GGUF with an API key) for the llama.cpp and openai
+// backends, and against a stub that follows Ollama's documented /api/generate protocol (no real Ollama can
+// run here). User settings pick the backend; the key comes from "Ghostline: Set Server Key".
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { GhostlineApi } from '../../src/extension';
+import { stubServer } from '../backends/stubServers';
+import { after, assert, before, test, waitFor } from './harness';
+
+const KEY = 'team-key-7f3a';
+let api: GhostlineApi;
+let folder: string;
+let server: { url: string; stop: () => Promise<void> } | null = null;
+
+const cfg = () => vscode.workspace.getConfiguration('ghostline');
+const setUser = (key: string, value: unknown) => cfg().update(key, value, vscode.ConfigurationTarget.Global);
+
+async function openAt(file: string, text: string, cursorAfter: string): Promise<vscode.TextEditor> {
+  const p = path.join(folder, file);
+  fs.writeFileSync(p, text);
+  const doc = await vscode.workspace.openTextDocument(p);
+  const editor = await vscode.window.showTextDocument(doc);
+  const pos = doc.positionAt(text.indexOf(cursorAfter) + cursorAfter.length);
+  editor.selection = new vscode.Selection(pos, pos);
+  return editor;
+}
+
+/** Triggers suggestions (Alt+\ style, so the confidence gate lets them through) and accepts the first. */
+async function triggerAndAccept(editor: vscode.TextEditor, tries = 6): Promise<string> {
+  const before = editor.document.getText();
+  for (let i = 0; i < tries; i++) {
+    await vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+    await new Promise((r) => setTimeout(r, 500 + i * 400));
+    await vscode.commands.executeCommand('editor.action.inlineSuggest.commit');
+    const after = editor.document.getText();
+    if (after !== before) return inserted(before, after);
+  }
+  return '';
+}
+
+function inserted(before: string, after: string): string {
+  let i = 0;
+  while (i < before.length && before[i] === after[i]) i++;
+  return after.slice(i, i + after.length - before.length);
+}
+
+async function useBackend(values: Record<string, unknown>): Promise<void> {
+  for (const [k, v] of Object.entries(values)) await setUser(k, v);
+}
+
+before(async () => {
+  folder = vscode.workspace.workspaceFolders![0].uri.fsPath;
+  const ext = vscode.extensions.getExtension<GhostlineApi>('ghostline.ghostline');
+  assert.ok(ext);
+  api = ext.isActive ? ext.exports : await ext.activate();
+  await waitFor(() => api.loader.info !== null, 'the local model to load', 60_000);
+  const { startLlamaServer } = require(path.join(ext.extensionPath, 'scripts', 'llama-server.js'));
+  server = await startLlamaServer({ parallel: 2, extraArgs: ['--api-key', KEY, '--alias', 'ghostline-code-small'] });
+});
+
+after(async () => {
+  for (const k of ['backend', 'server.url', 'server.model', 'server.promptFormat', 'server.fallbackToLocal', 'server.timeoutMs']) await setUser(k, undefined);
+  await server?.stop();
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+});
+
+test('llama.cpp backend without the key: one clear message, status error, no local fallback when it is off', async () => {
+  assert.ok(server);
+  await useBackend({ 'server.fallbackToLocal': false, 'server.url': server.url, backend: 'llama.cpp' });
+  await waitFor(() => api.status.current === 'error' && /API key/.test(api.status.detail), 'the refused key in the status bar', 20_000);
+  assert.match(api.stats.backend, /llama\.cpp \(unavailable\)/);
+  assert.equal(api.router.service(), null, 'no service answers: the local model is not used when fallbackToLocal is false');
+});
+
+test('"Set Server Key" stores the key (never in settings), reconnects, and suggestions come from the server with its timings', async () => {
+  assert.ok(server);
+  const stored = await vscode.commands.executeCommand<boolean>('ghostline.setServerKey', { key: KEY });
+  assert.equal(stored, true);
+  await waitFor(() => api.status.current === 'idle' && api.stats.backend.startsWith('llama.cpp at http://127.0.0.1'), 'connected to llama.cpp', 20_000);
+  assert.ok(!JSON.stringify(cfg()).includes(KEY), 'the key is not in the settings');
+  const editor = await openAt('srv.py', 'def fibonacci(n):\n    if n <\n', 'if n <');
+  const got = await triggerAndAccept(editor);
+  assert.ok(got.trim().length > 0, 'no suggestion from the server');
+  assert.ok(api.stats.lastServer, 'the answer carries the server timings');
+  assert.match(api.stats.lastServer.name, /^llama\.cpp at /);
+  assert.ok(api.stats.lastServer.promptTokens > 0);
+});
+
+test('a workspace cannot point Ghostline at another server: workspace server settings are ignored', async () => {
+  const settingsDir = path.join(folder, '.vscode');
+  fs.mkdirSync(settingsDir, { recursive: true });
+  const file = path.join(settingsDir, 'settings.json');
+  const before = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
+  fs.writeFileSync(file, JSON.stringify({ 'ghostline.backend': 'openai', 'ghostline.server.url': 'http://127.0.0.1:9', 'ghostline.server.model': 'x' }));
+  try {
+    await new Promise((r) => setTimeout(r, 2000)); // the configuration watcher picks the file up
+    assert.equal(api.config.server().url, server!.url);
+    assert.equal(api.config.server().backend, 'llama.cpp');
+    assert.match(api.stats.backend, /^llama\.cpp at http:\/\/127\.0\.0\.1/);
+  } finally {
+    if (before === null) fs.rmSync(file);
+    else fs.writeFileSync(file, before);
+  }
+});
+
+test('openai backend (/v1/completions on the same server, same key): suggestions and Generate from Selection', async () => {
+  assert.ok(server);
+  await useBackend({ 'server.model': 'ghostline-code-small', 'server.promptFormat': 'starcoder', backend: 'openai' });
+  await waitFor(() => api.status.current === 'idle' && api.stats.backend.startsWith('openai at '), 'connected over /v1/completions', 20_000);
+  const editor = await openAt('srv2.py', 'import os\n\ndef list_files(root):\n    for name in os.\n', 'for name in os.');
+  const got = await triggerAndAccept(editor);
+  assert.ok(got.trim().length > 0, 'no suggestion over /v1/completions');
+  assert.match(api.stats.lastServer?.name ?? '', /^openai at /);
+
+  const gen = await openAt('srv3.py', 'def greet(name):\n    """Say hello."""\n', '"""Say hello."""');
+  gen.selection = new vscode.Selection(new vscode.Position(0, 0), gen.selection.active);
+  const inserted = await vscode.commands.executeCommand<string | null>('ghostline.generateFromSelection', { autoAccept: true });
+  assert.ok(inserted && inserted.length > 0, 'Generate from Selection produced nothing on the server');
+  await waitFor(() => gen.document.getText().includes(inserted!), 'the insertion', 5_000);
+});
+
+test('the server goes away: with fallbackToLocal the local model answers and the status bar says offline', async () => {
+  assert.ok(server);
+  await setUser('server.fallbackToLocal', true);
+  await waitFor(() => api.status.current === 'idle', 'reconnected', 20_000);
+  await server.stop();
+  server = null;
+  const editor = await openAt('fallback.py', 'def cube(x):\n    return\n', 'return');
+  const got = await triggerAndAccept(editor);
+  assert.ok(got.length > 0, 'no suggestion from the local fallback');
+  await waitFor(() => api.status.current === 'offline', 'status offline', 10_000);
+  assert.match(api.stats.backend, /^local \(openai server unavailable\)/);
+  assert.equal(api.router.service(), api.loader.service, 'while in backoff, requests go to the local model');
+});
+
+test('ollama backend against a stub of its documented protocol: NDJSON streaming with suffix', async () => {
+  const stub = await stubServer((req, res) => {
+    if (req.url === '/api/show') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ parameters: 'num_ctx 2048', model_info: {} }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    res.write(`${JSON.stringify({ model: 'qwen2.5-coder:1.5b', response: 'x * x', done: false })}\n`);
+    res.end(`${JSON.stringify({ model: 'qwen2.5-coder:1.5b', response: '', done: true, done_reason: 'stop', prompt_eval_count: 12, eval_count: 3 })}\n`);
+  });
+  try {
+    await useBackend({ 'server.model': 'qwen2.5-coder:1.5b', 'server.promptFormat': 'auto', 'server.url': stub.url, backend: 'ollama' });
+    await waitFor(() => api.status.current === 'idle' && api.stats.backend.startsWith('ollama at '), 'connected to the Ollama stub', 20_000);
+    const editor = await openAt('ollama.py', 'def square(x):\n    return \n', 'return ');
+    const got = await triggerAndAccept(editor);
+    assert.equal(got.trim(), 'x * x');
+    const generate = stub.requests.find((r) => typeof r === 'object' && r !== null && 'suffix' in r) as Record<string, unknown> | undefined;
+    assert.ok(generate, 'an /api/generate request with a suffix');
+    assert.equal(generate.model, 'qwen2.5-coder:1.5b');
+    assert.equal(generate.stream, true);
+  } finally {
+    await stub.close();
+  }
+});
