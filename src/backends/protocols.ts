@@ -13,10 +13,14 @@ export interface RequestInput {
   infill?: InfillParts;
   opts: DecodeOptions;
   model?: string;
+  /** Completions asked for in this one request (llama.cpp's n_cmpl, OpenAI's n); 1 when absent. */
+  n?: number;
 }
 
 /** One streamed piece of an answer, whatever the protocol. */
 export interface Chunk {
+  /** Which of the request's completions this piece belongs to (0 unless several were asked for). */
+  index: number;
   text: string;
   /** Per token of `text` (when the server reports them): its log-probability and length in characters. */
   logprobs: { logprob: number; chars: number }[];
@@ -28,7 +32,12 @@ export interface Chunk {
 
 export interface Protocol {
   request(input: RequestInput): { path: string; body: Record<string, unknown>; stream: 'sse' | 'ndjson' };
-  parse(payload: unknown): Chunk;
+  /** A request (not streamed) that puts the prompt into the server's cache and generates nothing, or a token. */
+  warm(input: Omit<RequestInput, 'opts' | 'n'>): { path: string; body: Record<string, unknown> };
+  /** Whether one request can ask for several completions (`n` in RequestInput); else one request each. */
+  multi: boolean;
+  /** The pieces in one streamed payload: one, or one per completion it carries (OpenAI's choices). */
+  parse(payload: unknown): Chunk[];
 }
 
 const obj = (v: unknown): Record<string, unknown> => {
@@ -54,24 +63,52 @@ const llamaSampling = (o: DecodeOptions) => ({
  */
 const serverStops = (o: DecodeOptions) => (o.maxLines === 1 && !o.stop.includes('\n') ? [...o.stop, '\n'] : o.stop);
 
-/** llama.cpp's own /infill: the server builds the FIM (and repo-level) prompt from the parts and caches it per slot. */
+/** The body of a llama.cpp request without the generation settings: the prompt, or /infill's parts. */
+const llamaPrompt = ({ prompt, infill }: Omit<RequestInput, 'opts'>) =>
+  infill
+    ? {
+        path: '/infill',
+        body: {
+          input_prefix: infill.prefix,
+          input_suffix: infill.suffix,
+          input_extra: infill.extra.map((c) => ({ filename: c.path, text: c.text })),
+          prompt: infill.middle,
+        },
+      }
+    : { path: '/completion', body: { prompt } };
+
+/**
+ * llama.cpp's own /infill: the server builds the FIM (and repo-level) prompt from the parts and caches it per
+ * slot. Several completions: `n_cmpl` (this version: on /completion and /infill alike, at most the server's
+ * slot count, -np; the prompt is processed once and copied to the other slots, each sampling with seed + i),
+ * streamed interleaved, each payload naming its completion in `index`.
+ */
 const llamaCpp: Protocol = {
-  request({ prompt, infill, opts }) {
-    // n_predict is only a bound: the local stop rules (lines, stop strings, time) end a request earlier.
-    const common = { n_predict: opts.maxNewTokens, stop: serverStops(opts), stream: true, cache_prompt: true, n_probs: 1, ...llamaSampling(opts) };
-    if (!infill) return { path: '/completion', body: { prompt, ...common }, stream: 'sse' };
+  multi: true,
+  request({ prompt, infill, opts, n = 1 }) {
+    const { path, body } = llamaPrompt({ prompt, infill });
     return {
-      path: '/infill',
+      path,
       body: {
-        input_prefix: infill.prefix,
-        input_suffix: infill.suffix,
-        input_extra: infill.extra.map((c) => ({ filename: c.path, text: c.text })),
-        prompt: infill.middle,
-        ...(opts.timeBudgetMs > 0 ? { t_max_predict_ms: opts.timeBudgetMs } : {}),
-        ...common,
+        ...body,
+        ...(infill && opts.timeBudgetMs > 0 ? { t_max_predict_ms: opts.timeBudgetMs } : {}),
+        // n_predict is only a bound: the local stop rules (lines, stop strings, time) end a request earlier.
+        n_predict: opts.maxNewTokens,
+        stop: serverStops(opts),
+        stream: true,
+        cache_prompt: true,
+        n_probs: 1,
+        ...(n > 1 ? { n_cmpl: n } : {}),
+        ...llamaSampling(opts),
       },
       stream: 'sse',
     };
+  },
+  warm(input) {
+    // n_predict 0: "the prompt is evaluated into the cache" (this version still samples one token, unsent).
+    // The server builds /infill's prompt from its own settings, not the request's n_predict: the same prompt.
+    const { path, body } = llamaPrompt(input);
+    return { path, body: { ...body, n_predict: 0, cache_prompt: true, stream: false } };
   },
   parse(payload) {
     const p = obj(payload);
@@ -91,37 +128,43 @@ const llamaCpp: Protocol = {
         if (lp !== undefined) logprobs.push({ logprob: lp, chars: token.length });
       }
     }
+    const index = num(p.index) ?? 0;
     const done = p.stop === true;
-    if (!done) return { text, logprobs, done };
+    if (!done) return [{ index, text, logprobs, done }];
     const t = p.timings ? obj(p.timings) : {};
     // timings.cache_n: prompt tokens the slot already held; prompt_n: the ones it processed now.
     const processed = num(t.prompt_n) ?? num(p.tokens_evaluated) ?? 0;
     const reused = num(t.cache_n) ?? 0;
     const evaluated = processed + reused;
     const stopType = str(p.stop_type);
-    return {
-      text,
-      logprobs,
-      done,
-      finish: stopType === 'limit' ? 'length' : stopType === 'word' ? 'stop' : 'eos',
-      stats: {
-        promptTokens: evaluated,
-        reusedTokens: reused,
-        prefillTokens: processed,
-        generatedTokens: num(t.predicted_n) ?? 0,
-        prefillMs: num(t.prompt_ms) ?? 0,
-        decodeMs: num(t.predicted_ms) ?? 0,
+    return [
+      {
+        index,
+        text,
+        logprobs,
+        done,
+        finish: stopType === 'limit' ? 'length' : stopType === 'word' ? 'stop' : 'eos',
+        stats: {
+          promptTokens: evaluated,
+          reusedTokens: reused,
+          prefillTokens: processed,
+          generatedTokens: num(t.predicted_n) ?? 0,
+          prefillMs: num(t.prompt_ms) ?? 0,
+          decodeMs: num(t.predicted_ms) ?? 0,
+        },
       },
-    };
+    ];
   },
 };
 
 /**
  * OpenAI-compatible /v1/completions. The FIM prompt goes in with the model's special tokens as text (vLLM
- * rejects `suffix`); the stop strings also carry the family's end markers.
+ * rejects `suffix`); the stop strings also carry the family's end markers. Several completions: `n`, streamed
+ * interleaved, each chunk's choices naming theirs in `index` (llama.cpp takes `n` as n_cmpl, with its limit).
  */
 const openai: Protocol = {
-  request({ prompt, opts, model }) {
+  multi: true,
+  request({ prompt, opts, model, n = 1 }) {
     return {
       path: '/v1/completions',
       body: {
@@ -133,6 +176,7 @@ const openai: Protocol = {
         ...(opts.topK > 0 ? { top_k: opts.topK } : {}),
         ...(serverStops(opts).length ? { stop: serverStops(opts).slice(0, 16) } : {}),
         seed: opts.seed,
+        ...(n > 1 ? { n } : {}),
         stream: true,
         logprobs: 1,
         stream_options: { include_usage: true },
@@ -140,66 +184,90 @@ const openai: Protocol = {
       stream: 'sse',
     };
   },
+  warm({ prompt, model }) {
+    // One token, not 0: OpenAI and vLLM reject max_tokens 0 (llama.cpp takes it, and still samples one); the
+    // prompt then sits in the server's prefix cache (vLLM's automatic prefix caching, llama.cpp's slot).
+    return { path: '/v1/completions', body: { model: model ?? '', prompt, max_tokens: 1, temperature: 0, stream: false } };
+  },
   parse(payload) {
     const p = obj(payload);
     if (p.error) throw new ServerProtocolError(`the server reported an error: ${JSON.stringify(p.error).slice(0, 200)}`);
-    const choice = Array.isArray(p.choices) && p.choices.length > 0 ? obj(p.choices[0]) : null;
     const usage = p.usage ? obj(p.usage) : null;
-    const text = choice ? str(choice.text) : '';
-    const logprobs: Chunk['logprobs'] = [];
-    const lp = choice?.logprobs ? obj(choice.logprobs) : null;
-    if (lp && Array.isArray(lp.token_logprobs) && Array.isArray(lp.tokens)) {
-      // The completions API's shape (vLLM, OpenAI).
-      lp.token_logprobs.forEach((v, i) => {
-        const n = num(v);
-        if (n !== undefined) logprobs.push({ logprob: n, chars: str((lp.tokens as unknown[])[i]).length });
-      });
-    } else if (lp && Array.isArray(lp.content)) {
-      // The chat API's shape, which llama.cpp's server also uses for completions.
-      for (const e of lp.content.map(obj)) {
-        const n = num(e.logprob);
-        if (n !== undefined) logprobs.push({ logprob: n, chars: str(e.token).length });
+    const stats = usage ? { promptTokens: num(usage.prompt_tokens) ?? 0, generatedTokens: num(usage.completion_tokens) ?? 0 } : undefined;
+    const choices = Array.isArray(p.choices) ? p.choices.map(obj) : [];
+    // The usage alone (include_usage, after the last choice): the end of the answer.
+    if (choices.length === 0) return usage ? [{ index: 0, text: '', logprobs: [], done: true, stats }] : [];
+    return choices.map((choice, i) => {
+      const logprobs: Chunk['logprobs'] = [];
+      const lp = choice.logprobs ? obj(choice.logprobs) : null;
+      if (lp && Array.isArray(lp.token_logprobs) && Array.isArray(lp.tokens)) {
+        // The completions API's shape (vLLM, OpenAI).
+        lp.token_logprobs.forEach((v, k) => {
+          const n = num(v);
+          if (n !== undefined) logprobs.push({ logprob: n, chars: str((lp.tokens as unknown[])[k]).length });
+        });
+      } else if (lp && Array.isArray(lp.content)) {
+        // The chat API's shape, which llama.cpp's server also uses for completions.
+        for (const e of lp.content.map(obj)) {
+          const n = num(e.logprob);
+          if (n !== undefined) logprobs.push({ logprob: n, chars: str(e.token).length });
+        }
       }
-    }
-    const reason = choice ? str(choice.finish_reason) : '';
-    const done = reason !== '' || (choice === null && usage !== null);
-    return {
-      text,
-      logprobs,
-      done,
-      finish: reason === 'length' ? 'length' : reason === 'stop' ? 'eos' : undefined,
-      stats: usage ? { promptTokens: num(usage.prompt_tokens) ?? 0, generatedTokens: num(usage.completion_tokens) ?? 0 } : undefined,
-    };
+      const reason = str(choice.finish_reason);
+      return {
+        index: num(choice.index) ?? i,
+        text: str(choice.text),
+        logprobs,
+        done: reason !== '',
+        finish: reason === 'length' ? 'length' : reason === 'stop' ? 'eos' : undefined,
+        stats,
+      };
+    });
   },
 };
 
-/** Ollama's /api/generate: FIM through the model's own template (`suffix`), or our prompt verbatim (`raw`). */
+/**
+ * Ollama's /api/generate: FIM through the model's own template (`suffix`), or our prompt verbatim (`raw`).
+ * No `n`: several completions are several requests (the client sends them in parallel, each its own seed).
+ */
+const ollamaPrompt = ({ prompt, infill }: Omit<RequestInput, 'opts'>) =>
+  infill ? { prompt: infill.prefix + infill.middle, suffix: infill.suffix } : { prompt, raw: true };
+
 const ollama: Protocol = {
+  multi: false,
   request({ prompt, infill, opts, model }) {
     const options = { ...llamaSampling(opts), num_predict: opts.maxNewTokens, stop: serverStops(opts) };
-    const body = infill ? { prompt: infill.prefix + infill.middle, suffix: infill.suffix } : { prompt, raw: true };
-    return { path: '/api/generate', body: { model: model ?? '', ...body, stream: true, options }, stream: 'ndjson' };
+    return { path: '/api/generate', body: { model: model ?? '', ...ollamaPrompt({ prompt, infill }), stream: true, options }, stream: 'ndjson' };
+  },
+  warm({ prompt, infill, model }) {
+    // An empty prompt only loads the model; the prompt with one token to generate also fills the runner's
+    // cache. No keep_alive: one in the request would override the user's OLLAMA_KEEP_ALIVE (default 5 min),
+    // which the load already starts.
+    return { path: '/api/generate', body: { model: model ?? '', ...ollamaPrompt({ prompt, infill }), stream: false, options: { num_predict: 1 } } };
   },
   parse(payload) {
     const p = obj(payload);
     if (p.error) throw new ServerProtocolError(`the server reported an error: ${str(p.error).slice(0, 200)}`);
     const done = p.done === true;
     const ms = (ns: unknown) => (num(ns) ?? 0) / 1e6;
-    return {
-      text: str(p.response),
-      logprobs: [],
-      done,
-      finish: done ? (p.done_reason === 'length' ? 'length' : 'eos') : undefined,
-      stats: done
-        ? {
-            promptTokens: num(p.prompt_eval_count) ?? 0,
-            prefillTokens: num(p.prompt_eval_count) ?? 0,
-            generatedTokens: num(p.eval_count) ?? 0,
-            prefillMs: ms(p.prompt_eval_duration),
-            decodeMs: ms(p.eval_duration),
-          }
-        : undefined,
-    };
+    return [
+      {
+        index: 0,
+        text: str(p.response),
+        logprobs: [],
+        done,
+        finish: done ? (p.done_reason === 'length' ? 'length' : 'eos') : undefined,
+        stats: done
+          ? {
+              promptTokens: num(p.prompt_eval_count) ?? 0,
+              prefillTokens: num(p.prompt_eval_count) ?? 0,
+              generatedTokens: num(p.eval_count) ?? 0,
+              prefillMs: ms(p.prompt_eval_duration),
+              decodeMs: ms(p.eval_duration),
+            }
+          : undefined,
+      },
+    ];
   },
 };
 

@@ -3,10 +3,10 @@ import { TextStopper } from '../engine/decode/stopping';
 import { cancelledResult } from '../engine/shared/cancelledResult';
 import { type DecodeOptions, resolveDecodeOptions } from '../engine/shared/decodeOptions';
 import { type Prompt, promptText } from '../engine/shared/prompt';
-import type { FinishReason, GenerateResult, GenerationStats } from '../engine/shared/types';
+import type { FinishReason, GenerateResult, GenerationStats, Sequence } from '../engine/shared/types';
 import { connectionError, httpError, ServerError } from './serverErrors';
 import { streamPayloads } from './streamLines';
-import { type Chunk, PROTOCOLS, type ServerKind } from './protocols';
+import { PROTOCOLS, type RequestInput, type ServerKind } from './protocols';
 
 export interface ServerOptions {
   kind: ServerKind;
@@ -22,15 +22,43 @@ export interface ServerOptions {
 }
 
 /**
+ * Alternatives after the first sample at least this hot. Servers have no beam search, so alternatives are
+ * samples; at a greedy or near-greedy temperature (0, or the inline preset's 0.2 with top-k 8) N samples are
+ * mostly N copies of one text. The first completion keeps the temperature asked for.
+ */
+export const ALTERNATIVE_MIN_TEMPERATURE = 0.6;
+
+/** Completions `first` to `first + n - 1` of a request's alternatives, asked for in one HTTP request. */
+interface Batch {
+  first: number;
+  n: number;
+  opts: DecodeOptions;
+}
+
+/** One completion as read: its sequence and the server's numbers for it. */
+interface Lane {
+  seq: Sequence;
+  stats?: Partial<GenerationStats>;
+  /** Tokens seen in the raw stream (the count when the server reports none). */
+  streamedTokens: number;
+}
+
+/**
  * A completion server behind the pipeline's Generator seam: llama.cpp's /infill, OpenAI-compatible
  * /v1/completions (vLLM, SGLang, LM Studio, llama.cpp) or Ollama's /api/generate. The response streams; the
  * same text stop rules as the local engine run on it, and the request is aborted as soon as one fires, the
  * caller cancels, or the timeout passes, so a server slot is never held for text nobody reads.
+ *
+ * numReturnSequences > 1 (an explicit trigger's alternatives): sampled completions, asked for in one request
+ * where the protocol can (llama.cpp n_cmpl, OpenAI n) and in parallel requests, one seed each, where it
+ * cannot (Ollama); each runs through the stop rules on its own; identical texts are returned once.
  */
 export class ServerGenerator implements Generator {
   /** After a 429/503 with Retry-After: requests fail at once until then (no hammering a busy server). */
   private blockedUntil = 0;
   private blockedBy: ServerError | null = null;
+  /** Completions one request may ask for, once the server has said (llama.cpp: its slot count). */
+  private maxPerRequest = Infinity;
 
   constructor(
     private readonly opts: ServerOptions,
@@ -42,12 +70,94 @@ export class ServerGenerator implements Generator {
     if (this.blockedBy && Date.now() < this.blockedUntil) throw this.blockedBy;
     const t0 = this.now();
     const opts = resolveDecodeOptions(options);
-    const protocol = PROTOCOLS[this.opts.kind];
-    const request = protocol.request({ prompt: promptText(prompt), infill: hooks.infill, opts, model: this.opts.model });
-    const url = new URL(request.path, this.opts.url).toString();
+    const input = { prompt: promptText(prompt), infill: hooks.infill, model: this.opts.model };
+    const batches = this.batches(opts);
+    // One signal for every request: the caller's cancel, or the first request failing, ends them all.
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    hooks.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const runs = batches.map((b) => this.run(b, input, { signal: stop.signal, onText: b.first === 0 ? hooks.onText : undefined }, t0));
+      runs[0].catch(() => stop.abort());
+      const settled = await Promise.allSettled(runs);
+      if (hooks.signal?.aborted) return cancelledResult();
+      if (settled[0].status === 'rejected') throw settled[0].reason;
+      if (!settled[0].value) return cancelledResult();
+      // The other alternatives are extras: one that failed (a busy server) leaves the first and the rest.
+      const lanes = settled.flatMap((s) => (s.status === 'fulfilled' && s.value ? s.value : []));
+      const stats: GenerationStats = { ...cancelledResult().stats, ...lanes[0].stats, totalMs: this.now() - t0 };
+      stats.generatedTokens = lanes.reduce((n, l) => n + (l.stats?.generatedTokens || l.streamedTokens), 0);
+      const sequences = lanes.map((l) => l.seq).filter((q, i, all) => all.findIndex((o) => o.text === q.text) === i);
+      return { ...sequences[0], sequences, stats };
+    } finally {
+      hooks.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Fills the server's prompt cache with this prompt (or /infill's parts) and generates nothing, or one token
+   * nobody reads: the next completion for the same place then only processes what changed. Rejects with the
+   * same errors as generate; resolves at once when cancelled.
+   */
+  async warm(prompt: Prompt, hooks: GenerateHooksLike = {}): Promise<void> {
+    const request = PROTOCOLS[this.opts.kind].warm({ prompt: promptText(prompt), infill: hooks.infill, model: this.opts.model });
+    await this.post(request.path, request.body, hooks.signal, (res) => res.text());
+  }
+
+  /**
+   * The requests for opts.numReturnSequences completions: one request for all where the protocol can ask
+   * for several, the first alone when the others sample hotter, one each otherwise (seed + i each).
+   */
+  private batches(opts: DecodeOptions): Batch[] {
+    const n = Math.max(1, opts.numReturnSequences);
+    const hot = Math.max(opts.temperature, ALTERNATIVE_MIN_TEMPERATURE);
+    const perRequest = PROTOCOLS[this.opts.kind].multi ? this.maxPerRequest : 1;
+    const out: Batch[] = [];
+    for (let first = 0; first < n; ) {
+      const alone = first === 0 && hot !== opts.temperature;
+      const size = alone ? 1 : Math.min(perRequest, n - first);
+      const batch = first === 0 ? opts : { ...opts, temperature: hot, seed: (opts.seed + first) >>> 0 };
+      out.push({ first, n: size, opts: batch });
+      first += size;
+    }
+    return out;
+  }
+
+  /** One request's completions, in order; null when cancelled. */
+  private async run(b: Batch, input: Omit<RequestInput, 'opts'>, hooks: GenerateHooksLike, t0: number): Promise<Lane[] | null> {
+    const request = PROTOCOLS[this.opts.kind].request({ ...input, opts: b.opts, n: b.n });
+    try {
+      return await this.post(request.path, request.body, hooks.signal, (res, abort) => this.read(res, request.stream, b, hooks, t0, abort));
+    } catch (err) {
+      // llama.cpp takes n_cmpl (or `n`) up to its slot count (-np) and answers 400 beyond it: the limit is
+      // remembered, and these completions asked for again in requests it takes.
+      const limit = b.n > 1 && err instanceof ServerError ? /'n(?:_cmpl)?': Value must be between 1 <= value <= (\d+)/.exec(err.message) : null;
+      const max = limit ? Math.max(1, Number(limit[1])) : 0;
+      if (!limit || max >= b.n) throw err;
+      this.maxPerRequest = max;
+      const parts: Batch[] = [];
+      for (let i = 0; i < b.n; i += max) parts.push({ first: b.first + i, n: Math.min(max, b.n - i), opts: { ...b.opts, seed: (b.opts.seed + i) >>> 0 } });
+      const lanes = await Promise.all(parts.map((p) => this.run(p, input, p.first === b.first ? hooks : { signal: hooks.signal }, t0)));
+      return lanes.some((l) => l === null) ? null : (lanes.flat() as Lane[]);
+    }
+  }
+
+  /**
+   * One POST: the caller's signal, the timeout and one clear error per failure; `use` reads the answer, and
+   * the connection is closed after it (the server frees the slot). Null when the caller cancelled.
+   */
+  private async post<T>(
+    path: string,
+    body: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+    use: (res: Response, abort: AbortController) => Promise<T>,
+  ): Promise<T | null> {
+    if (signal?.aborted) return null;
+    if (this.blockedBy && Date.now() < this.blockedUntil) throw this.blockedBy;
+    const url = new URL(path, this.opts.url).toString();
     const abort = new AbortController();
     const onAbort = () => abort.abort();
-    hooks.signal?.addEventListener('abort', onAbort, { once: true });
+    signal?.addEventListener('abort', onAbort, { once: true });
     const timer = setTimeout(() => abort.abort(new ServerError(`${url} gave no complete answer within ${this.opts.timeoutMs} ms`, true)), this.opts.timeoutMs);
     try {
       let res: Response;
@@ -55,11 +165,11 @@ export class ServerGenerator implements Generator {
         res = await (this.opts.fetch ?? fetch)(url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}) },
-          body: JSON.stringify(request.body),
+          body: JSON.stringify(body),
           signal: abort.signal,
         });
       } catch (err) {
-        if (hooks.signal?.aborted) return cancelledResult();
+        if (signal?.aborted) return null;
         if (abort.signal.reason instanceof ServerError) throw abort.signal.reason;
         throw connectionError(url, err);
       }
@@ -71,72 +181,77 @@ export class ServerGenerator implements Generator {
         }
         throw err;
       }
-      return await this.read(res.body, request.stream, opts, hooks, t0, abort);
+      return await use(res, abort);
     } catch (err) {
-      if (hooks.signal?.aborted) return cancelledResult();
+      if (signal?.aborted) return null;
       if (abort.signal.reason instanceof ServerError) throw abort.signal.reason;
       throw err;
     } finally {
       clearTimeout(timer);
-      hooks.signal?.removeEventListener('abort', onAbort);
-      abort.abort(); // closes the connection: the server frees the slot
+      signal?.removeEventListener('abort', onAbort);
+      abort.abort();
     }
   }
 
-  /** Reads the stream through the stop rules; the first rule that fires ends the request. */
-  private async read(
-    body: ReadableStream<Uint8Array>,
-    format: 'sse' | 'ndjson',
-    opts: DecodeOptions,
-    hooks: GenerateHooksLike,
-    t0: number,
-    abort: AbortController,
-  ): Promise<GenerateResult> {
+  /**
+   * Reads the stream through the stop rules, each completion through its own; the request ends when every
+   * completion has (a rule that fires ends its completion; the server runs that one on, unread, to its own end).
+   */
+  private async read(res: Response, format: 'sse' | 'ndjson', b: Batch, hooks: GenerateHooksLike, t0: number, abort: AbortController): Promise<Lane[]> {
     const protocol = PROTOCOLS[this.opts.kind];
-    const stopper = new TextStopper(opts, t0);
-    let text = '';
-    const tokenLogprobs: number[] = [];
-    const tokenTextEnds: number[] = [];
-    let finish: FinishReason = 'length';
-    let last: Chunk | null = null;
-    const emit = (delta: string) => {
+    const lanes = Array.from({ length: b.n }, () => ({
+      stopper: new TextStopper(b.opts, t0),
+      text: '',
+      tokenLogprobs: [] as number[],
+      tokenTextEnds: [] as number[],
+      finish: null as FinishReason | null,
+      seen: false,
+      stats: undefined as Partial<GenerationStats> | undefined,
+    }));
+    const emit = (lane: (typeof lanes)[number], delta: string) => {
       if (!delta) return;
-      text += delta;
-      hooks.onText?.(delta);
+      lane.text += delta;
+      if (lane === lanes[0]) hooks.onText?.(delta);
     };
-    for await (const payload of streamPayloads(body as unknown as AsyncIterable<Uint8Array>, format)) {
-      const chunk = protocol.parse(payload);
-      last = chunk;
-      for (const lp of chunk.logprobs) {
-        tokenLogprobs.push(lp.logprob);
-        tokenTextEnds.push((tokenTextEnds.at(-1) ?? 0) + lp.chars);
-      }
-      emit(stopper.push(chunk.text, this.now()));
-      if (stopper.finishReason) {
-        finish = stopper.finishReason;
-        break;
-      }
-      if (chunk.done) {
-        finish = chunk.finish ?? 'eos';
-        break;
+    let open = b.n;
+    let any = false;
+    read: for await (const payload of streamPayloads(res.body as unknown as AsyncIterable<Uint8Array>, format)) {
+      for (const chunk of protocol.parse(payload)) {
+        any = true;
+        const lane = lanes[chunk.index];
+        if (!lane) continue; // not one asked for
+        lane.seen = true;
+        if (chunk.stats) lane.stats = { ...lane.stats, ...chunk.stats };
+        if (lane.finish) continue;
+        for (const lp of chunk.logprobs) {
+          lane.tokenLogprobs.push(lp.logprob);
+          lane.tokenTextEnds.push((lane.tokenTextEnds.at(-1) ?? 0) + lp.chars);
+        }
+        emit(lane, lane.stopper.push(chunk.text, this.now()));
+        if (lane.stopper.finishReason) lane.finish = lane.stopper.finishReason;
+        else if (chunk.done) lane.finish = chunk.finish ?? 'eos';
+        if (lane.finish && --open === 0) break read;
       }
     }
-    if (!last) throw new ServerError('the server closed the stream without an answer', true);
-    if (!stopper.finishReason) emit(stopper.flush());
-    if (!stopper.finishReason && !last.done && !abort.signal.aborted) throw new ServerError('the server cut the stream off before the end of the answer', true);
-    // The logprobs describe the raw stream; keep those of the tokens that made it into the text.
-    let kept = tokenTextEnds.findIndex((e) => e >= text.length);
-    kept = kept < 0 ? tokenTextEnds.length : kept + 1;
-    const stats: GenerationStats = { ...cancelledResult().stats, ...last.stats, totalMs: this.now() - t0 };
-    stats.generatedTokens = stats.generatedTokens || tokenLogprobs.length;
-    const seq = {
-      text,
-      finishReason: finish,
-      logprob: NaN,
-      tokens: [],
-      tokenLogprobs: tokenLogprobs.slice(0, kept),
-      tokenTextEnds: tokenTextEnds.slice(0, kept),
-    };
-    return { ...seq, sequences: [seq], stats };
+    if (!any) throw new ServerError('the server closed the stream without an answer', true);
+    // A completion the server never sent: it ignored n (it answered the first alone).
+    return lanes
+      .filter((lane) => lane.seen)
+      .map((lane) => {
+        if (!lane.stopper.finishReason) emit(lane, lane.stopper.flush());
+        if (!lane.finish && !abort.signal.aborted) throw new ServerError('the server cut the stream off before the end of the answer', true);
+        // The logprobs describe the raw stream; keep those of the tokens that made it into the text.
+        let kept = lane.tokenTextEnds.findIndex((e) => e >= lane.text.length);
+        kept = kept < 0 ? lane.tokenTextEnds.length : kept + 1;
+        const seq: Sequence = {
+          text: lane.text,
+          finishReason: lane.finish ?? 'length',
+          logprob: NaN,
+          tokens: [],
+          tokenLogprobs: lane.tokenLogprobs.slice(0, kept),
+          tokenTextEnds: lane.tokenTextEnds.slice(0, kept),
+        };
+        return { seq, stats: lane.stats, streamedTokens: lane.tokenLogprobs.length };
+      });
   }
 }

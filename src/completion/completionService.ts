@@ -182,6 +182,18 @@ export class CompletionService {
     return done(result);
   }
 
+  /**
+   * Puts the prompt complete() would send for this request into the backend's cache without generating (a
+   * server's warm-up). False when the backend has no such request: the caller completes instead.
+   */
+  async warm(req: CompletionRequest, signal?: AbortSignal): Promise<boolean> {
+    if (!this.generator.warm) return false;
+    const { template, ctx, extra } = this.prepare(req);
+    const { built, infill } = modelInput(req.path, ctx, extra, template);
+    await this.generator.warm(built.prompt, { signal, infill });
+    return true;
+  }
+
   /** Runs the model for a context, as the new in-flight generation (aborting one for another context). */
   private async runModel(
     req: CompletionRequest,
@@ -194,7 +206,7 @@ export class CompletionService {
     signal?: AbortSignal,
   ): Promise<Omit<CompletionOutcome, 'latencyMs' | 'mode' | 'gated'>> {
     const s = this.settings();
-    const built = buildPrompt(ctx, template, extra, req.path);
+    const { built, infill } = modelInput(req.path, ctx, extra, template);
     const options = inlineDecodeOptions(s.preset, mode, ctx.linePrefix);
     if (alternatives > 1) Object.assign(options, { numBeams: alternatives, numReturnSequences: alternatives });
     if (template) options.stop = [...(options.stop ?? []), ...template.stopTokens];
@@ -213,7 +225,7 @@ export class CompletionService {
     const generation = this.generator.generate(built.prompt, options, {
       signal: job.controller.signal,
       onText: (d) => (job.streamed += d),
-      infill: { prefix: ctx.prefix, suffix: ctx.lineSuffix + ctx.suffix, middle: ctx.linePrefix, extra },
+      infill,
     });
     const calibration = this.model().calibration;
     job.promise = generation.then((r) => {
@@ -280,6 +292,11 @@ export class CompletionService {
   cancelAll(): void {
     this.inflight?.abort();
   }
+}
+
+/** What the model is asked for a context: the prompt, and its parts for servers that build the FIM prompt. */
+function modelInput(path: string, ctx: DocumentContext, extra: ExtraChunk[], template: FimTemplate | null) {
+  return { built: buildPrompt(ctx, template, extra, path), infill: { prefix: ctx.prefix, suffix: ctx.lineSuffix + ctx.suffix, middle: ctx.linePrefix, extra } };
 }
 
 /** The promise's value, or `fallback` as soon as the signal aborts. */

@@ -24,4 +24,10 @@ export interface GenerateHooksLike {
 /** What the completion pipeline needs of a backend: the local worker client, or a server over HTTP. */
 export interface Generator {
   generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks?: GenerateHooksLike): Promise<GenerateResult>;
+  /**
+   * Puts the prompt (or, for servers that build it, `hooks.infill`) into the backend's prompt cache without
+   * generating, so the next completion for it starts at once (a server's warm-up). Rejects as generate
+   * does; resolves when cancelled. Absent: the backend has no such request (a caller completes instead).
+   */
+  warm?(prompt: Prompt, hooks?: GenerateHooksLike): Promise<void>;
 }

@@ -1,8 +1,8 @@
 /**
  * The server generator against a real llama.cpp server (built once from the source inside node-llama-cpp,
  * scripts/llama-server.js) serving the default model as GGUF on 127.0.0.1: /infill through the editor's
- * pipeline, OpenAI-compatible /v1/completions, KV reuse across keystrokes, cancel freeing the slot, and
- * serve-stdio --backend.
+ * pipeline, OpenAI-compatible /v1/completions, KV reuse across keystrokes, cancel freeing the slot,
+ * alternatives (n_cmpl) on an explicit trigger, a warm-up filling the slot's cache, and serve-stdio --backend.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -86,6 +86,59 @@ test('cancelling a long generation closes the request and frees the server slot'
     await new Promise((res) => setTimeout(res, 100));
   }
   assert.equal(busy, 0, 'every slot is idle again');
+});
+
+/** The server's HTTP client, recording what was asked of it. */
+const recordingFetch = (asked: { path: string; body: Record<string, unknown> }[]): typeof fetch =>
+  ((url: string | URL, init?: RequestInit) => {
+    asked.push({ path: new URL(String(url)).pathname, body: JSON.parse(String(init?.body)) });
+    return fetch(url, init);
+  }) as typeof fetch;
+
+test('an explicit trigger through the pipeline: distinct alternatives from /infill with n_cmpl', async () => {
+  const asked: { path: string; body: Record<string, unknown> }[] = [];
+  const gen = new ServerGenerator({ kind: 'llama.cpp', url: server.url, timeoutMs: 20_000, fetch: recordingFetch(asked) });
+  const svc = new CompletionService(
+    gen,
+    () => template,
+    () => ({ ...settings, alternatives: 3 }),
+    () => ({ contextTokens: 512 }),
+  );
+  const r = await svc.complete({ ...request('import os\n\n\ndef read_config(path):\n    ', '\n'), explicit: true });
+  assert.equal(r.source, 'model');
+  assert.ok(r.items.length > 1, `alternatives: ${JSON.stringify(r.items)}`);
+  assert.equal(new Set(r.items).size, r.items.length);
+  // The first as the preset samples it; the two others hotter, in one request the server runs in two slots.
+  assert.deepEqual(
+    asked.map((a) => [a.path, a.body.n_cmpl ?? 1]),
+    [
+      ['/infill', 1],
+      ['/infill', 2],
+    ],
+  );
+});
+
+test('warm() fills the slot: the completion for the same request then reuses almost all of the prompt', async () => {
+  const gen = new ServerGenerator({ kind: 'llama.cpp', url: server.url, timeoutMs: 20_000 });
+  // Few tokens: the server ends each completion itself and reports its timings (cache_n).
+  const short = { ...settings, preset: { ...settings.preset, maxNewTokens: 4 } };
+  const svc = new CompletionService(
+    gen,
+    () => template,
+    () => short,
+    () => ({ contextTokens: 512 }),
+  );
+  const tail = '\n\n\nif __name__ == "__main__":\n    main(sys.argv)\n';
+  // Without a warm-up, a new file shares little with what the slots hold.
+  const cold = await svc.complete(request('import sys\n\n\ndef parse_args(argv):\n    """Parse the command line."""\n    ', tail));
+  assert.ok(cold.stats && cold.stats.promptTokens > 20, JSON.stringify(cold.stats));
+  assert.ok(cold.stats.reusedTokens < cold.stats.promptTokens / 2, `cold: reused ${cold.stats.reusedTokens} of ${cold.stats.promptTokens}`);
+  const req = request('import json\n\n\ndef load_settings(text):\n    """Settings from JSON text."""\n    ', tail);
+  assert.equal(await svc.warm(req), true);
+  const warm = await svc.complete(req);
+  assert.equal(warm.source, 'model');
+  assert.ok(warm.stats && warm.stats.promptTokens > 20, JSON.stringify(warm.stats));
+  assert.ok(warm.stats.reusedTokens >= warm.stats.promptTokens * 0.9, `warm: reused ${warm.stats.reusedTokens} of ${warm.stats.promptTokens}`);
 });
 
 test('serve-stdio --backend llama.cpp runs the same pipeline against the server', async () => {

@@ -1,13 +1,15 @@
 /**
  * The server generator against local servers that follow (or break) the documented protocols: Ollama's
  * /api/generate NDJSON stream (no real Ollama can run here; the stub follows docs.ollama.com/api), a server
- * that never answers, one that is busy (429 + Retry-After), a cut stream, a refused connection.
+ * that never answers, one that is busy (429 + Retry-After), a cut stream, a refused connection; alternatives
+ * (llama.cpp n_cmpl and OpenAI n, streamed interleaved; Ollama's parallel requests) and warm-up requests.
  */
 import assert from 'node:assert/strict';
+import type * as http from 'node:http';
 import { test } from 'node:test';
-import { ServerGenerator } from '../../src/backends/serverGenerator';
-import { retryAfterMs } from '../../src/backends/serverErrors';
-import { stubServer } from './stubServers';
+import { ALTERNATIVE_MIN_TEMPERATURE, ServerGenerator } from '../../src/backends/serverGenerator';
+import { retryAfterMs, ServerError } from '../../src/backends/serverErrors';
+import { bodyOf, sse, stubServer } from './stubServers';
 
 const infill = { prefix: 'def add(a, b):\n', suffix: '\n', middle: '    return ', extra: [] };
 
@@ -138,4 +140,247 @@ test('401, 404, a cut stream, a line that is not JSON, a refused connection: one
   const url = closed.url;
   await closed.close();
   await assert.rejects(new ServerGenerator({ kind: 'openai', url, timeoutMs: 2000 }).generate('p', {}), /nothing listens there/);
+});
+
+/** llama.cpp's streamed pieces: one token of completion `index`, and the end of one. */
+const piece = (index: number, content: string, logprob: number) =>
+  sse({ index, content, stop: false, completion_probabilities: [{ token: content, logprob }] });
+const end = (index: number, stopType = 'eos') =>
+  sse({ index, content: '', stop: true, stop_type: stopType, timings: { cache_n: 10, prompt_n: 5, predicted_n: 3, prompt_ms: 1, predicted_ms: 2 } });
+
+test('llama.cpp alternatives: n_cmpl in one request, interleaved completions read apart, each through the stop rules, duplicates once', async () => {
+  const srv = await stubServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(piece(0, 'a', -0.1) + piece(2, 'a', -0.3) + piece(1, 'b', -0.2));
+    // Completion 1 reaches the end of its line: the local rule ends it, the rest of it is never read.
+    res.write(piece(1, ' - a\n', -0.2) + piece(0, ' + b', -0.1) + piece(2, ' + b', -0.3) + piece(1, 'more', -0.2));
+    res.end(end(0) + end(2, 'limit') + end(1));
+  });
+  try {
+    const gen = new ServerGenerator({ kind: 'llama.cpp', url: srv.url, timeoutMs: 5000 });
+    const streamed: string[] = [];
+    const r = await gen.generate(
+      'unused',
+      { temperature: 0.8, seed: 7, numBeams: 3, numReturnSequences: 3, maxLines: 1 },
+      { infill, onText: (d) => streamed.push(d) },
+    );
+    assert.equal(srv.requests.length, 1, 'one request for all three');
+    assert.equal(srv.paths[0], '/infill');
+    const body = srv.requests[0] as Record<string, unknown>;
+    assert.equal(body.n_cmpl, 3);
+    assert.equal(body.temperature, 0.8, 'hot enough already: sampled as asked');
+    assert.equal(body.seed, 7);
+    assert.deepEqual(
+      r.sequences.map((q) => [q.text, q.finishReason]),
+      [
+        ['a + b', 'eos'],
+        ['b - a', 'stop'],
+      ],
+      'the third was the first again',
+    );
+    assert.equal(r.text, 'a + b');
+    assert.deepEqual(r.tokenLogprobs, [-0.1, -0.1]);
+    assert.deepEqual(r.sequences[1].tokenLogprobs, [-0.2, -0.2]);
+    assert.deepEqual(r.sequences[1].tokenTextEnds, [1, 6]);
+    assert.equal(streamed.join(''), 'a + b', 'only the first completion streams to the caller');
+    assert.equal(r.stats.promptTokens, 15);
+    assert.equal(r.stats.reusedTokens, 10);
+    // Three and three from the servers' ends, two read of the completion the client ended.
+    assert.equal(r.stats.generatedTokens, 8);
+  } finally {
+    await srv.close();
+  }
+});
+
+test('llama.cpp alternatives at temperature 0: the first greedy alone, the others hotter with their own seeds; n_cmpl beyond the slots: one request each, remembered', async () => {
+  const srv = await stubServer((req, res) => {
+    const body = bodyOf(req);
+    if (Number(body.n_cmpl ?? 1) > 1) {
+      // llama.cpp with -np 1.
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          error: { code: 400, message: `Field 'n_cmpl': Value must be between 1 <= value <= 1, but got ${body.n_cmpl}`, type: 'invalid_request_error' },
+        }),
+      );
+      return;
+    }
+    res.writeHead(200);
+    res.end(piece(0, `t${body.temperature} s${body.seed}`, -1) + end(0));
+  });
+  try {
+    const gen = new ServerGenerator({ kind: 'llama.cpp', url: srv.url, timeoutMs: 5000 });
+    const r = await gen.generate('p', { temperature: 0, seed: 5, numBeams: 3, numReturnSequences: 3 });
+    assert.deepEqual(
+      r.sequences.map((q) => q.text),
+      ['t0 s5', `t${ALTERNATIVE_MIN_TEMPERATURE} s6`, `t${ALTERNATIVE_MIN_TEMPERATURE} s7`],
+    );
+    assert.ok(
+      srv.paths.every((p) => p === '/completion'),
+      'no infill parts: /completion',
+    );
+    const asked = (srv.requests as Record<string, unknown>[]).map((b) => `${b.n_cmpl ?? 1} t${b.temperature} s${b.seed}`).sort();
+    assert.deepEqual(asked, ['1 t0 s5', '1 t0.6 s6', '1 t0.6 s7', '2 t0.6 s6']);
+    srv.requests.length = 0;
+    const again = await gen.generate('p', { temperature: 0, seed: 5, numReturnSequences: 3 });
+    assert.equal(again.sequences.length, 3);
+    assert.equal(srv.requests.length, 3, 'the limit is remembered: no request the server refuses');
+    assert.ok((srv.requests as Record<string, unknown>[]).every((b) => b.n_cmpl === undefined));
+  } finally {
+    await srv.close();
+  }
+});
+
+test('OpenAI-compatible alternatives: n in one request, choices read by index, several in one chunk', async () => {
+  const srv = await stubServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(sse({ choices: [{ index: 1, text: 'y', logprobs: { tokens: ['y'], token_logprobs: [-0.5] }, finish_reason: null }] }));
+    res.write(
+      sse({
+        choices: [
+          { index: 0, text: 'x', logprobs: { tokens: ['x'], token_logprobs: [-0.25] }, finish_reason: null },
+          { index: 1, text: '!', logprobs: { tokens: ['!'], token_logprobs: [-0.5] }, finish_reason: 'stop' },
+        ],
+      }),
+    );
+    res.end(`${sse({ choices: [{ index: 0, text: 'x', logprobs: { tokens: ['x'], token_logprobs: [-0.25] }, finish_reason: 'length' }] })}data: [DONE]\n\n`);
+  });
+  try {
+    const gen = new ServerGenerator({ kind: 'openai', url: srv.url, model: 'm', timeoutMs: 5000 });
+    const r = await gen.generate('p', { temperature: 0.7, numBeams: 2, numReturnSequences: 2 });
+    assert.equal(srv.requests.length, 1);
+    assert.equal((srv.requests[0] as Record<string, unknown>).n, 2);
+    assert.deepEqual(
+      r.sequences.map((q) => [q.text, q.finishReason, q.tokenLogprobs]),
+      [
+        ['xx', 'length', [-0.25, -0.25]],
+        ['y!', 'eos', [-0.5, -0.5]],
+      ],
+    );
+    // One completion: no n (servers that lack it reject it).
+    await gen.generate('p', { temperature: 0.7 });
+    assert.equal((srv.requests[1] as Record<string, unknown>).n, undefined);
+  } finally {
+    await srv.close();
+  }
+});
+
+test('Ollama alternatives: one request each, in parallel, own seeds; one cancel closes them all', async () => {
+  let held: [http.IncomingMessage, http.ServerResponse][] = [];
+  const srv = await stubServer((req, res) => {
+    held.push([req, res]);
+    // Answers only once all three are waiting: sequential requests would time out here.
+    if (held.length < 3) return;
+    for (const [q, s] of held) {
+      const seed = (bodyOf(q).options as Record<string, unknown>).seed;
+      s.writeHead(200);
+      s.end(`${JSON.stringify({ response: `s${seed}`, done: false })}\n${JSON.stringify({ response: '', done: true, eval_count: 1 })}\n`);
+    }
+    held = [];
+  });
+  try {
+    const gen = new ServerGenerator({ kind: 'ollama', url: srv.url, model: 'm', timeoutMs: 3000 });
+    const r = await gen.generate('p', { temperature: 0.2, seed: 1, numBeams: 3, numReturnSequences: 3 }, { infill });
+    assert.deepEqual(
+      r.sequences.map((q) => q.text),
+      ['s1', 's2', 's3'],
+    );
+    const options = (srv.requests as Record<string, Record<string, unknown>>[]).map((b) => b.options).sort((a, b) => Number(a.seed) - Number(b.seed));
+    assert.deepEqual(
+      options.map((o) => [o.seed, o.temperature]),
+      [
+        [1, 0.2],
+        [2, ALTERNATIVE_MIN_TEMPERATURE],
+        [3, ALTERNATIVE_MIN_TEMPERATURE],
+      ],
+    );
+    assert.equal(r.stats.generatedTokens, 3);
+  } finally {
+    await srv.close();
+  }
+
+  let closed = 0;
+  let waiting: [http.IncomingMessage, http.ServerResponse][] = [];
+  const endless = await stubServer((req, res) => {
+    req.socket.on('close', () => closed++);
+    waiting.push([req, res]);
+    if (waiting.length < 3) return;
+    // All three are open: each streams a piece and never ends.
+    for (const [, s] of waiting) {
+      s.writeHead(200);
+      s.write(`${JSON.stringify({ response: 'a', done: false })}\n`);
+    }
+    waiting = [];
+  });
+  try {
+    const gen = new ServerGenerator({ kind: 'ollama', url: endless.url, timeoutMs: 5000 });
+    const ac = new AbortController();
+    const r = await gen.generate('p', { temperature: 0.8, numReturnSequences: 3 }, { infill, signal: ac.signal, onText: () => ac.abort() });
+    assert.equal(r.finishReason, 'cancelled');
+    const until = Date.now() + 2000;
+    while (closed < 3 && Date.now() < until) await new Promise((res) => setTimeout(res, 20));
+    assert.equal(endless.requests.length, 3);
+    assert.equal(closed, 3, 'every request was closed');
+  } finally {
+    await endless.close();
+  }
+});
+
+test('warm: the prompt into the cache and nothing generated: llama.cpp n_predict 0, OpenAI max_tokens 1, Ollama num_predict 1', async () => {
+  const srv = await stubServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(req.url === '/api/generate' ? { response: 'x', done: true } : { content: 'x', stop: true, choices: [{ text: 'x' }] }));
+  });
+  try {
+    const llama = new ServerGenerator({ kind: 'llama.cpp', url: srv.url, timeoutMs: 5000 });
+    assert.equal(await llama.warm('unused', { infill, onText: () => assert.fail('nothing streams') }), undefined);
+    assert.equal(srv.paths[0], '/infill');
+    assert.deepEqual(srv.requests[0], {
+      input_prefix: infill.prefix,
+      input_suffix: infill.suffix,
+      input_extra: [],
+      prompt: infill.middle,
+      n_predict: 0,
+      cache_prompt: true,
+      stream: false,
+    });
+    await llama.warm('<fim_prefix>a<fim_suffix>b<fim_middle>');
+    assert.equal(srv.paths[1], '/completion');
+    assert.deepEqual(srv.requests[1], { prompt: '<fim_prefix>a<fim_suffix>b<fim_middle>', n_predict: 0, cache_prompt: true, stream: false });
+
+    await new ServerGenerator({ kind: 'openai', url: srv.url, model: 'm', timeoutMs: 5000 }).warm('P');
+    assert.equal(srv.paths[2], '/v1/completions');
+    assert.deepEqual(srv.requests[2], { model: 'm', prompt: 'P', max_tokens: 1, temperature: 0, stream: false });
+
+    await new ServerGenerator({ kind: 'ollama', url: srv.url, model: 'm', timeoutMs: 5000 }).warm('P', { infill });
+    assert.equal(srv.paths[3], '/api/generate');
+    assert.deepEqual(srv.requests[3], { model: 'm', prompt: infill.prefix + infill.middle, suffix: infill.suffix, stream: false, options: { num_predict: 1 } });
+
+    const ac = new AbortController();
+    ac.abort();
+    await llama.warm('p', { signal: ac.signal });
+    assert.equal(srv.requests.length, 4, 'cancelled: no request');
+  } finally {
+    await srv.close();
+  }
+});
+
+test('warm fails as generate does: the same ServerError', async () => {
+  const srv = await stubServer((_req, res) => {
+    res.writeHead(503, { 'retry-after': '7' });
+    res.end('loading model');
+  });
+  try {
+    const gen = new ServerGenerator({ kind: 'llama.cpp', url: srv.url, timeoutMs: 5000 });
+    const busy = (e: unknown) => e instanceof ServerError && e.retryable && /answered 503: the server is busy, retry after 7 s/.test(e.message);
+    await assert.rejects(gen.warm('p', { infill }), busy);
+    await assert.rejects(gen.generate('p', {}), busy);
+    assert.equal(srv.requests.length, 1, "the warm-up's Retry-After holds the completion back too");
+  } finally {
+    await srv.close();
+  }
+  const closed = await stubServer(() => undefined);
+  const url = closed.url;
+  await closed.close();
+  await assert.rejects(new ServerGenerator({ kind: 'ollama', url, timeoutMs: 2000 }).warm('p'), /nothing listens there/);
 });

@@ -1,17 +1,28 @@
 import * as http from 'node:http';
 
+const bodies = new WeakMap<http.IncomingMessage, unknown>();
+
+/** The body of a request to a stub server, parsed when JSON (for handlers that answer by what was asked). */
+export const bodyOf = (req: http.IncomingMessage) => bodies.get(req) as Record<string, unknown>;
+
 /** A local HTTP server whose handler the test writes (protocol stubs, misbehaving servers). */
-export async function stubServer(handler: http.RequestListener): Promise<{ url: string; close: () => Promise<void>; requests: unknown[] }> {
+export async function stubServer(handler: http.RequestListener): Promise<{ url: string; close: () => Promise<void>; requests: unknown[]; paths: string[] }> {
+  /** Each request's body (parsed when JSON) and path, in the order they arrived. */
   const requests: unknown[] = [];
+  const paths: string[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (d) => (body += d));
     req.on('end', () => {
+      let parsed: unknown = body;
       try {
-        requests.push(JSON.parse(body));
+        parsed = JSON.parse(body);
       } catch {
-        requests.push(body);
+        // not JSON: kept as text
       }
+      requests.push(parsed);
+      paths.push(req.url ?? '');
+      bodies.set(req, parsed);
       handler(req, res);
     });
   });
@@ -20,6 +31,7 @@ export async function stubServer(handler: http.RequestListener): Promise<{ url: 
   return {
     url: `http://127.0.0.1:${addr.port}`,
     requests,
+    paths,
     close: () =>
       new Promise((r) => {
         server.closeAllConnections();
@@ -27,3 +39,6 @@ export async function stubServer(handler: http.RequestListener): Promise<{ url: 
       }),
   };
 }
+
+/** One Server-Sent Events line. */
+export const sse = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`;

@@ -2,8 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { CompletionService, type CompletionSettings } from '../../src/completion/completionService';
 import { positionAt, textSource } from '../../src/completion/context/documentContext';
-import { pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
+import type { GenerateHooksLike, Generator, InfillParts } from '../../src/completion/generator';
+import { fimTemplateForFamily, pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../../src/completion/settings';
+import { cancelledResult } from '../../src/engine/shared/cancelledResult';
+import { type Prompt, promptText } from '../../src/engine/shared/prompt';
 import { Engine } from '../../src/engine/worker/engine';
 import { TINY } from '../helpers';
 
@@ -87,4 +90,44 @@ test('typing replay: each keystroke prefills only a few tokens through the real 
   const median = [...fractions].sort((a, b) => a - b)[Math.floor(fractions.length / 2)];
   assert.ok(median < 0.1, `median prefill fraction ${median}, prefills ${prefills}`);
   assert.ok(Math.max(...prefills) <= 4, `prefills per keystroke ${prefills}`);
+});
+
+test('warm(): the prompt and infill parts complete() sends, to the backend warm-up; false for a backend without one', async () => {
+  const calls: { kind: string; prompt: string; infill?: InfillParts; signal?: AbortSignal }[] = [];
+  const record = (kind: string, prompt: Prompt, hooks: GenerateHooksLike = {}) =>
+    calls.push({ kind, prompt: promptText(prompt), infill: hooks.infill, signal: hooks.signal });
+  const backend: Generator = {
+    async generate(prompt, _options, hooks) {
+      record('generate', prompt, hooks);
+      const seq = { ...cancelledResult(), finishReason: 'eos' as const, text: 'x' };
+      return { ...seq, sequences: [seq] };
+    },
+    async warm(prompt, hooks) {
+      record('warm', prompt, hooks);
+    },
+  };
+  const withExtra = { ...settings, extraContextChars: 2000 };
+  const svc = new CompletionService(
+    backend,
+    () => fimTemplateForFamily('starcoder'),
+    () => withExtra,
+    () => ({ contextTokens: 2048 }),
+  );
+  svc.ring.add('util.py', ['def helper(x):', '    return x * 2', ''], 0);
+  const at = FILE.indexOf('    print(') + 4;
+  const ac = new AbortController();
+  assert.equal(await svc.warm(request(FILE, at), ac.signal), true);
+  await svc.complete(request(FILE, at));
+  assert.deepEqual(
+    calls.map((c) => c.kind),
+    ['warm', 'generate'],
+  );
+  const [warm, gen] = calls;
+  assert.equal(warm.signal, ac.signal, 'the caller can cancel the warm-up');
+  assert.equal(warm.prompt, gen.prompt, 'the same prompt');
+  assert.deepEqual(warm.infill, gen.infill, 'the same parts for servers that build the prompt');
+  assert.ok(warm.prompt.includes('def read_lines(path):') && warm.prompt.includes('def helper(x):'), warm.prompt);
+  assert.equal(warm.infill?.extra.length, 1);
+  // The local engine has no warm request: the caller falls back to a completion.
+  assert.equal(await service().warm(request(FILE, at)), false);
 });
