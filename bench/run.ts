@@ -19,6 +19,11 @@ import { BENCH_CACHE, ensureQwenCheckpoint, qwenPath, type QwenPathResult } from
 
 async function main() {
   const argv = process.argv.slice(2);
+  // `npm run bench -- --server`: the team-server load bench (the same as npm run bench:server).
+  if (argv.includes('--server')) {
+    require('./serverLoad');
+    return;
+  }
   const arg = (name: string) => {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? argv[i + 1] : undefined;

@@ -1,4 +1,4 @@
-// npm run bench:server [-- --keystrokes N] [--parallel SLOTS]: several editors typing at once against one
+// npm run bench:server (or npm run bench -- --server) [-- --keystrokes N] [--parallel SLOTS]: several editors typing at once against one
 // llama.cpp server (issue 13). A real llama-server (scripts/llama-server.js: built once from node-llama-cpp's
 // llama.cpp source, the default model as GGUF) runs with -np SLOTS (default 4); 1, 4 and 16 simulated editors
 // each type a stretch of a real source file at a human rhythm through the editor's pipeline
@@ -9,6 +9,7 @@
 // Writes bench/results/server.json.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { serverFetch } from '../src/backends/httpTransport';
 import { ServerGenerator } from '../src/backends/serverGenerator';
 import { type CompletionOutcome, CompletionService } from '../src/completion/completionService';
 import { textSource } from '../src/completion/context/documentContext';
@@ -105,9 +106,11 @@ async function main() {
         }
       })();
       const t0 = performance.now();
+      // Each editor has its own connection pool, as each VS Code window has (the extension's transport).
+      const pools = Array.from({ length: editors }, () => serverFetch({ env: {} }));
       const typed = await Promise.all(
         Array.from({ length: editors }, (_, i) => {
-          const gen = new ServerGenerator({ kind: 'llama.cpp', url: server.url, timeoutMs: 20_000 });
+          const gen = new ServerGenerator({ kind: 'llama.cpp', url: server.url, timeoutMs: 20_000, fetch: pools[i] });
           const svc = new CompletionService(
             gen,
             () => fimTemplateForFamily('starcoder'),
@@ -138,6 +141,10 @@ async function main() {
         slot_busy_fraction: samples ? round(busySamples / samples, 3) : null,
         busy_slots_after: after.filter((s) => s.is_processing).length,
         open_connections_after: openConnections(port),
+        open_connections_after_close: await Promise.all(pools.map((p) => p.close())).then(async () => {
+          await sleep(200);
+          return openConnections(port);
+        }),
       };
       results.push(row);
       console.log(JSON.stringify(row));

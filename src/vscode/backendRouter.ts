@@ -18,6 +18,8 @@ import type { StatusBar } from './statusBar';
 const FALLBACK_CONTEXT_TOKENS = 8192;
 /** Generate from Selection writes far more than a suggestion: it gets at least this long. */
 const GENERATE_TIMEOUT_MS = 60_000;
+/** Settings written together (a settings sync, a script, a test) arrive as several events within this. */
+const CONNECT_COALESCE_MS = 150;
 
 interface ServerBackend {
   settings: ServerSettings;
@@ -50,8 +52,14 @@ export class BackendRouter implements vscode.Disposable {
   /** Settings that name a server, even when connecting to it failed. */
   private wanted: ServerSettings | null = null;
   private generation = 0;
+  private pending: Promise<void> | null = null;
 
   constructor(private readonly d: RouterDeps) {}
+
+  /** The server settings in use (null: the local backend). */
+  get current(): ServerSettings | null {
+    return this.wanted;
+  }
 
   /** Whether the local model is needed: it is the backend, or the fallback. */
   wantsLocal(): boolean {
@@ -99,8 +107,19 @@ export class BackendRouter implements vscode.Disposable {
     await this.d.loader.warmWith(service);
   }
 
-  /** (Re)connects after a settings or key change; the local backend needs nothing here. */
-  async connect(): Promise<void> {
+  /**
+   * (Re)connects after a settings or key change; the local backend needs nothing here. Changes that come
+   * together (several settings written at once) make one connection, not one per setting.
+   */
+  connect(): Promise<void> {
+    this.pending ??= new Promise<void>((resolve) => setTimeout(resolve, CONNECT_COALESCE_MS)).then(() => {
+      this.pending = null;
+      return this.connectNow();
+    });
+    return this.pending;
+  }
+
+  private async connectNow(): Promise<void> {
     const gen = ++this.generation;
     this.server?.service.cancelAll();
     void this.server?.http.close().catch(() => undefined);

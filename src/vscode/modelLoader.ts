@@ -102,14 +102,20 @@ export class ModelLoader {
     if (!editor) return;
     const t0 = performance.now();
     const pos = editor.selection.active;
+    const req = {
+      doc: documentSource(editor.document),
+      cursor: { line: pos.line, character: pos.character },
+      languageId: editor.document.languageId,
+      path: vscode.workspace.asRelativePath(editor.document.uri, false),
+      explicit: false,
+    };
     try {
-      const r = await service.complete({
-        doc: documentSource(editor.document),
-        cursor: { line: pos.line, character: pos.character },
-        languageId: editor.document.languageId,
-        path: vscode.workspace.asRelativePath(editor.document.uri, false),
-        explicit: false,
-      });
+      // A server fills its prompt cache without generating; the local engine warms with a real suggestion.
+      if (await service.warm(req)) {
+        this.log.info(`warmed the server's prompt cache at the cursor in ${Math.round(performance.now() - t0)} ms`);
+        return;
+      }
+      const r = await service.complete(req);
       this.log.info(`warmed at the cursor: ${r.stats?.prefillTokens ?? 0} tokens prefilled in ${Math.round(performance.now() - t0)} ms`);
     } catch (err) {
       this.log.warn(`warm-up failed: ${err instanceof Error ? err.message : String(err)}`);

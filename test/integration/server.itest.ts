@@ -71,7 +71,8 @@ test('llama.cpp backend without the key: one clear message, status error, no loc
   await useBackend({ 'server.fallbackToLocal': false, 'server.url': server.url, backend: 'llama.cpp' });
   await waitFor(() => api.status.current === 'error' && /API key/.test(api.status.detail), 'the refused key in the status bar', 20_000);
   assert.match(api.stats.backend, /llama\.cpp \(unavailable\)/);
-  assert.equal(api.router.service(), null, 'no service answers: the local model is not used when fallbackToLocal is false');
+  const service = api.router.service();
+  assert.ok(service && service !== api.loader.service, 'requests go to the server (and fail at once), never to the local model');
 });
 
 test('"Set Server Key" stores the key (never in settings), reconnects, and suggestions come from the server with its timings', async () => {
@@ -80,9 +81,9 @@ test('"Set Server Key" stores the key (never in settings), reconnects, and sugge
   assert.equal(stored, true);
   await waitFor(() => api.status.current === 'idle' && api.stats.backend.startsWith('llama.cpp at http://127.0.0.1'), 'connected to llama.cpp', 20_000);
   assert.ok(!JSON.stringify(cfg()).includes(KEY), 'the key is not in the settings');
-  const editor = await openAt('srv.py', 'def fibonacci(n):\n    if n <\n', 'if n <');
+  const editor = await openAt('srv.py', 'import os\n\ndef walk(root):\n    for name in os.\n', 'for name in os.');
   const got = await triggerAndAccept(editor);
-  assert.ok(got.trim().length > 0, 'no suggestion from the server');
+  assert.ok(got.trim().length > 0, `no suggestion from the server: ${api.stats.summary()}`);
   assert.ok(api.stats.lastServer, 'the answer carries the server timings');
   assert.match(api.stats.lastServer.name, /^llama\.cpp at /);
   assert.ok(api.stats.lastServer.promptTokens > 0);
@@ -124,7 +125,7 @@ test('openai backend (/v1/completions on the same server, same key): suggestions
 test('the server goes away: with fallbackToLocal the local model answers and the status bar says offline', async () => {
   assert.ok(server);
   await setUser('server.fallbackToLocal', true);
-  await waitFor(() => api.status.current === 'idle', 'reconnected', 20_000);
+  await waitFor(() => api.router.current?.fallbackToLocal === true && api.status.current === 'idle', 'reconnected with the fallback on', 20_000);
   await server.stop();
   server = null;
   const editor = await openAt('fallback.py', 'def cube(x):\n    return\n', 'return');
@@ -132,7 +133,7 @@ test('the server goes away: with fallbackToLocal the local model answers and the
   assert.ok(got.length > 0, 'no suggestion from the local fallback');
   await waitFor(() => api.status.current === 'offline', 'status offline', 10_000);
   assert.match(api.stats.backend, /^local \(openai server unavailable\)/);
-  assert.equal(api.router.service(), api.loader.service, 'while in backoff, requests go to the local model');
+  assert.equal(api.stats.lastServer, null, 'the last answer came from the local model');
 });
 
 test('ollama backend against a stub of its documented protocol: NDJSON streaming with suffix', async () => {
