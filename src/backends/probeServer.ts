@@ -1,3 +1,4 @@
+import { endpoint } from './endpoint';
 import type { ServerKind } from './protocols';
 import { connectionError, httpError, ServerError } from './serverErrors';
 
@@ -53,7 +54,7 @@ export async function probeServer(o: ProbeOptions): Promise<ProbeResult> {
 }
 
 async function getJson(o: ProbeOptions, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const url = new URL(path, o.url).toString();
+  const url = endpoint(o.url, path);
   const headers: Record<string, string> = { ...(o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {}) };
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;

@@ -1,3 +1,4 @@
+import { endpoint } from './endpoint';
 import type { GenerateHooksLike, Generator } from '../completion/generator';
 import { TextStopper } from '../engine/decode/stopping';
 import { cancelledResult } from '../engine/shared/cancelledResult';
@@ -154,7 +155,7 @@ export class ServerGenerator implements Generator {
   ): Promise<T | null> {
     if (signal?.aborted) return null;
     if (this.blockedBy && Date.now() < this.blockedUntil) throw this.blockedBy;
-    const url = new URL(path, this.opts.url).toString();
+    const url = endpoint(this.opts.url, path);
     const abort = new AbortController();
     const onAbort = () => abort.abort();
     signal?.addEventListener('abort', onAbort, { once: true });

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { guessFimFamily, readServerSettings, SERVER_SETTINGS, serverConfigError, serverTemplate } from '../../src/backends/serverSettings';
+import { endpoint } from '../../src/backends/endpoint';
 import { ROOT } from '../helpers';
 
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
@@ -92,4 +93,13 @@ test('the FIM format is guessed from common model names, and an unknown one mean
   const base = readServerSettings(() => undefined).settings;
   assert.equal(serverTemplate({ ...base, model: 'my-team-model' }), null);
   assert.equal(serverTemplate({ ...base, model: 'my-team-model', promptFormat: 'starcoder' })?.family, 'starcoder');
+});
+
+test('endpoints keep a base path (a gateway) and write a /v1 the user already gave once', () => {
+  assert.equal(endpoint('http://127.0.0.1:8080', '/infill'), 'http://127.0.0.1:8080/infill');
+  assert.equal(endpoint('http://127.0.0.1:8080/', '/infill'), 'http://127.0.0.1:8080/infill');
+  assert.equal(endpoint('https://gw.example.com/llm/', '/v1/completions'), 'https://gw.example.com/llm/v1/completions');
+  assert.equal(endpoint('http://host:8000/v1', '/v1/completions'), 'http://host:8000/v1/completions');
+  assert.equal(endpoint('http://host:8000/v1/', '/v1/models'), 'http://host:8000/v1/models');
+  assert.equal(endpoint('http://host:11434/ollama', '/api/generate'), 'http://host:11434/ollama/api/generate');
 });
