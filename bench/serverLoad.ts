@@ -93,10 +93,12 @@ async function main() {
       let busySamples = 0;
       let samples = 0;
       let polling = true;
+      // The bench's own /slots polls get their own pool, so the connection count below can tell them apart.
+      const monitor = serverFetch({ env: {} });
       const poller = (async () => {
         while (polling) {
           try {
-            const s = (await (await fetch(`${server.url}/slots`)).json()) as { is_processing?: boolean }[];
+            const s = (await (await monitor(`${server.url}/slots`)).json()) as { is_processing?: boolean }[];
             busySamples += s.filter((x) => x.is_processing).length;
             samples += s.length;
           } catch {
@@ -124,7 +126,7 @@ async function main() {
       polling = false;
       await poller;
       await sleep(1000);
-      const after = (await (await fetch(`${server.url}/slots`)).json()) as { is_processing?: boolean }[];
+      const after = (await (await monitor(`${server.url}/slots`)).json()) as { is_processing?: boolean }[];
       const done = outcomes.filter((o) => !o.cancelled && o.source === 'model' && o.stats);
       const lat = done.map((o) => o.latencyMs);
       const overhead = done.map((o) => o.latencyMs - (o.stats!.prefillMs + o.stats!.decodeMs));
@@ -141,7 +143,8 @@ async function main() {
         slot_busy_fraction: samples ? round(busySamples / samples, 3) : null,
         busy_slots_after: after.filter((s) => s.is_processing).length,
         open_connections_after: openConnections(port),
-        open_connections_after_close: await Promise.all(pools.map((p) => p.close())).then(async () => {
+        // The editors' pools and the bench's own /slots connection closed: anything still open leaked.
+        open_connections_after_close: await Promise.all([...pools, monitor].map((p) => p.close())).then(async () => {
           await sleep(200);
           return openConnections(port);
         }),

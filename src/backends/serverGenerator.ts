@@ -9,6 +9,9 @@ import { connectionError, httpError, ServerError } from './serverErrors';
 import { streamPayloads } from './streamLines';
 import { PROTOCOLS, type RequestInput, type ServerKind } from './protocols';
 
+/** Generous: real tokens are a few characters; a long run of spaces may be one token of 16-64. */
+const MAX_CHARS_PER_TOKEN = 64;
+
 export interface ServerOptions {
   kind: ServerKind;
   /** Base URL, e.g. http://127.0.0.1:8080 (no trailing path). */
@@ -231,6 +234,8 @@ export class ServerGenerator implements Generator {
         emit(lane, lane.stopper.push(chunk.text, this.now()));
         if (lane.stopper.finishReason) lane.finish = lane.stopper.finishReason;
         else if (chunk.done) lane.finish = chunk.finish ?? 'eos';
+        // A server that ignores max_tokens (or floods) is cut off: no token is this long.
+        else if (lane.text.length > b.opts.maxNewTokens * MAX_CHARS_PER_TOKEN) lane.finish = 'length';
         if (lane.finish && --open === 0) break read;
       }
     }

@@ -2,6 +2,9 @@
  * The payloads of a streamed HTTP body: Server-Sent Events (`data: {...}` lines, `data: [DONE]` at the end)
  * or NDJSON (one JSON object per line). A line cut by the end of the body is reported, not guessed at.
  */
+/** No payload of a completion stream comes near this; a line that grows past it is a hostile or broken server. */
+export const MAX_LINE_CHARS = 1 << 20;
+
 export async function* streamPayloads(body: AsyncIterable<Uint8Array>, format: 'sse' | 'ndjson'): AsyncGenerator<unknown> {
   const decoder = new TextDecoder();
   let buf = '';
@@ -16,6 +19,7 @@ export async function* streamPayloads(body: AsyncIterable<Uint8Array>, format: '
       if (payload !== SKIP) yield payload;
       nl = buf.indexOf('\n');
     }
+    if (buf.length > MAX_LINE_CHARS) throw new ServerProtocolError(`the server sent a line longer than ${MAX_LINE_CHARS} characters`);
   }
   buf += decoder.decode();
   if (buf.trim() !== '') {

@@ -112,7 +112,7 @@ test('429 with Retry-After: a clear error, and requests fail fast until then', a
   assert.equal(retryAfterMs('soon'), undefined);
 });
 
-test('401, 404, a cut stream, a line that is not JSON, a refused connection: one clear message each', async () => {
+test('401, 404, a cut stream, a line that is not JSON, an endless line, a refused connection: one clear message each', async () => {
   const cases: [number | 'cut' | 'garbage', RegExp][] = [
     [401, /refused the API key/],
     [404, /no such endpoint or model/],
@@ -135,6 +135,24 @@ test('401, 404, a cut stream, a line that is not JSON, a refused connection: one
     } finally {
       await srv.close();
     }
+  }
+  // A server that streams one endless line: stopped at the line cap, long before the timeout.
+  const flood = await stubServer((_req, res) => {
+    res.writeHead(200);
+    const chunk = 'x'.repeat(64 * 1024);
+    const pump = () => {
+      while (res.write(chunk)) if (res.writableLength > 1 << 22) break;
+      if (!res.destroyed) setTimeout(pump, 1);
+    };
+    res.on('close', () => res.destroy());
+    pump();
+  });
+  try {
+    const t0 = performance.now();
+    await assert.rejects(new ServerGenerator({ kind: 'openai', url: flood.url, timeoutMs: 20_000 }).generate('p', {}), /line longer than/);
+    assert.ok(performance.now() - t0 < 10_000);
+  } finally {
+    await flood.close();
   }
   const closed = await stubServer(() => undefined);
   const url = closed.url;
@@ -379,8 +397,46 @@ test('warm fails as generate does: the same ServerError', async () => {
   } finally {
     await srv.close();
   }
+  // A server that streams one endless line: stopped at the line cap, long before the timeout.
+  const flood = await stubServer((_req, res) => {
+    res.writeHead(200);
+    const chunk = 'x'.repeat(64 * 1024);
+    const pump = () => {
+      while (res.write(chunk)) if (res.writableLength > 1 << 22) break;
+      if (!res.destroyed) setTimeout(pump, 1);
+    };
+    res.on('close', () => res.destroy());
+    pump();
+  });
+  try {
+    const t0 = performance.now();
+    await assert.rejects(new ServerGenerator({ kind: 'openai', url: flood.url, timeoutMs: 20_000 }).generate('p', {}), /line longer than/);
+    assert.ok(performance.now() - t0 < 10_000);
+  } finally {
+    await flood.close();
+  }
   const closed = await stubServer(() => undefined);
   const url = closed.url;
   await closed.close();
   await assert.rejects(new ServerGenerator({ kind: 'ollama', url, timeoutMs: 2000 }).warm('p'), /nothing listens there/);
+});
+
+test('a server that ignores max_tokens is cut off by the client at a bound on characters per token', async () => {
+  const srv = await stubServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const piece = `data: ${JSON.stringify({ choices: [{ index: 0, text: 'ab', finish_reason: null }] })}\n\n`;
+    const pump = () => {
+      for (let i = 0; i < 200 && !res.destroyed; i++) res.write(piece);
+      if (!res.destroyed) setTimeout(pump, 1);
+    };
+    res.on('close', () => res.destroy());
+    pump();
+  });
+  try {
+    const r = await new ServerGenerator({ kind: 'openai', url: srv.url, timeoutMs: 20_000 }).generate('p', { maxNewTokens: 4, maxLines: 0 });
+    assert.equal(r.finishReason, 'length');
+    assert.ok(r.text.length > 0 && r.text.length <= 4 * 64 + 2, String(r.text.length));
+  } finally {
+    await srv.close();
+  }
 });
