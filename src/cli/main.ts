@@ -8,6 +8,7 @@ import { checkKnown, num, one, parseArgs, type ParsedArgs } from './args';
 import { convertCommand } from './convertCommand';
 import { toResponse } from './response';
 import { localBackend, type StdioBackend, serveStdio } from './serveStdio';
+import { serverFetch } from '../backends/httpTransport';
 import { ServerGenerator } from '../backends/serverGenerator';
 import { SERVER_KINDS, type ServerKind } from '../backends/protocols';
 import { FIM_FAMILIES, fimTemplateForFamily } from '../completion/prompt/fimTemplates';
@@ -74,6 +75,8 @@ function serverBackend(args: ParsedArgs, kind: string): StdioBackend {
     model: one(args, 'server-model'),
     apiKey: process.env.GHOSTLINE_SERVER_KEY || undefined,
     timeoutMs: num(args, 'server-timeout-ms') ?? 10_000,
+    // HTTPS_PROXY / NO_PROXY and NODE_EXTRA_CA_CERTS apply, as in the editor.
+    fetch: serverFetch({}),
   });
   // The gate scores suggestions only when the server reports token log-probabilities (generic calibration).
   return { generator, template, traits: { contextTokens: num(args, 'server-context') ?? 8192, calibration: GENERIC_CALIBRATION } };

@@ -133,7 +133,7 @@ export class BackendRouter implements vscode.Disposable {
       return;
     }
     const problem = serverConfigError(settings);
-    if (problem) return this.fail(settings, problem, false);
+    if (problem) return this.fail(settings, problem, false, false); // Config has shown it, naming the setting
     const origin = new URL(settings.url).origin;
     const label = `${settings.backend} at ${origin}`;
     this.d.stats.backend = label;
@@ -205,12 +205,13 @@ export class BackendRouter implements vscode.Disposable {
   }
 
   /** One message per failure (the log has each), and the status bar says what answers meanwhile. */
-  private fail(settings: ServerSettings, message: string, retrying: boolean): void {
+  private fail(settings: ServerSettings, message: string, retrying: boolean, notify = true): void {
     const fallback = settings.fallbackToLocal && this.d.loader.info !== null;
     const then = retrying ? 'Ghostline tries again with backoff' : 'fix the setting to connect';
     this.d.log.error(`server backend: ${message}${fallback ? '; the local model answers meanwhile' : ''} (${then})`);
     this.d.stats.backend = fallback ? `local (${settings.backend} server unavailable)` : `${settings.backend} (unavailable)`;
     this.d.status.set(fallback ? 'offline' : 'error', message);
+    if (!notify) return;
     const actions = /API key/.test(message) ? ['Set Server Key', 'Show Log'] : ['Open Settings', 'Show Log'];
     void vscode.window
       .showWarningMessage(`Ghostline: the ${settings.backend} server: ${message}${fallback ? ' (using the local model meanwhile)' : ''}`, ...actions)
