@@ -51,7 +51,13 @@ async function main() {
   };
   const settings = { ...defaultCompletionSettings(), prefetch: false };
   // As in the editor: the syntax check runs on each suggestion.
-  const svc = new CompletionService(timed, () => null, () => settings, () => ({ contextTokens: 8192 }), new SyntaxRefiner({ log: () => undefined }));
+  const svc = new CompletionService(
+    timed,
+    () => null,
+    () => settings,
+    () => ({ contextTokens: 8192 }),
+    new SyntaxRefiner({ log: () => undefined }),
+  );
   const lines = fs.readFileSync(path.join(root, 'src', 'completion', 'completionService.ts'), 'utf8').split('\n');
   const lat: number[] = [];
   const inside: number[] = [];
@@ -60,7 +66,13 @@ async function main() {
     const doc = textSource(lines.join('\n'));
     const before = insideMs;
     const t0 = performance.now();
-    await svc.complete({ doc, cursor: { line, character: Math.min(lines[line].length, 1 + (i % 7)) }, languageId: 'typescript', path: `f${i}.ts`, explicit: false });
+    await svc.complete({
+      doc,
+      cursor: { line, character: Math.min(lines[line].length, 1 + (i % 7)) },
+      languageId: 'typescript',
+      path: `f${i}.ts`,
+      explicit: false,
+    });
     // The first 20 warm the JIT, the connection and the grammar.
     if (i >= 20) {
       lat.push(performance.now() - t0);

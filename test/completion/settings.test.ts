@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { GENERATE_PRESET, INLINE_PRESET, inlineDecodeOptions, inlineMode } from '../../src/completion/presets';
 import { SETTINGS, validateSettings } from '../../src/completion/settingsSchema';
+import { SERVER_SETTINGS } from '../../src/backends/serverSettings';
 import { ROOT } from '../helpers';
 
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
@@ -19,8 +20,11 @@ test('package.json settings agree with the schema and the presets (defaults, bou
   }
   assert.equal(props['ghostline.inline.temperature'].default, INLINE_PRESET.temperature);
   assert.equal(props['ghostline.generate.maxNewTokens'].default, GENERATE_PRESET.maxNewTokens);
+  // The server settings have their own table and test (test/backends/serverSettings.test.ts).
   const declared = Object.keys(props).filter(
-    (k) => !['ghostline.enable', 'ghostline.languages', 'ghostline.modelPath', 'ghostline.modelFile', 'ghostline.hub.endpoint'].includes(k),
+    (k) =>
+      !['ghostline.enable', 'ghostline.languages', 'ghostline.modelPath', 'ghostline.modelFile', 'ghostline.hub.endpoint'].includes(k) &&
+      !SERVER_SETTINGS.some((s) => k === `ghostline.${s.setting}`),
   );
   assert.deepEqual(declared.sort(), SETTINGS.map((s) => `ghostline.${s.key}`).sort(), 'no setting without a schema entry');
 });
