@@ -16,6 +16,11 @@ export interface ProbeResult {
   contextTokens?: number;
   /** What the server calls its model(s), for the log. */
   models: string[];
+  /**
+   * Whether the server can build the FIM prompt from a prefix and a suffix itself (Ollama: the model's
+   * "insert" capability); false: send Ghostline's own prompt. Undefined when the server does not say.
+   */
+  fillsInTheMiddle?: boolean;
 }
 
 /** Ollama's default num_ctx: the server truncates longer prompts whatever the model could take. */
@@ -50,7 +55,9 @@ export async function probeServer(o: ProbeOptions): Promise<ProbeResult> {
   const trained = Object.entries(info).find(([k, v]) => k.endsWith('.context_length') && typeof v === 'number')?.[1] as number | undefined;
   const numCtx = /(?:^|\n)num_ctx\s+(\d+)/.exec(typeof show.parameters === 'string' ? show.parameters : '')?.[1];
   const ctx = numCtx ? Number(numCtx) : Math.min(trained ?? OLLAMA_DEFAULT_CONTEXT, OLLAMA_DEFAULT_CONTEXT);
-  return { contextTokens: ctx, models: [o.model ?? ''] };
+  // Ollama 0.6+ lists capabilities ("completion", "insert", ...); older servers do not say.
+  const caps = Array.isArray(show.capabilities) ? show.capabilities.filter((c): c is string => typeof c === 'string') : null;
+  return { contextTokens: ctx, models: [o.model ?? ''], fillsInTheMiddle: caps ? caps.includes('insert') : undefined };
 }
 
 async function getJson(o: ProbeOptions, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> {

@@ -63,6 +63,11 @@ export class ServerGenerator implements Generator {
   private blockedBy: ServerError | null = null;
   /** Completions one request may ask for, once the server has said (llama.cpp: its slot count). */
   private maxPerRequest = Infinity;
+  /**
+   * Set when the server cannot build the FIM prompt for its model (see fallBackToOwnPrompt): requests
+   * then carry Ghostline's prompt as it is (the family's FIM tokens when known, else the prefix alone).
+   */
+  private ownPrompt = false;
 
   constructor(
     private readonly opts: ServerOptions,
@@ -74,7 +79,7 @@ export class ServerGenerator implements Generator {
     if (this.blockedBy && Date.now() < this.blockedUntil) throw this.blockedBy;
     const t0 = this.now();
     const opts = resolveDecodeOptions(options);
-    const input = { prompt: promptText(prompt), infill: hooks.infill, model: this.opts.model };
+    const input = this.input(prompt, hooks);
     const batches = this.batches(opts);
     // One signal for every request: the caller's cancel, or the first request failing, ends them all.
     const stop = new AbortController();
@@ -104,8 +109,41 @@ export class ServerGenerator implements Generator {
    * same errors as generate; resolves at once when cancelled.
    */
   async warm(prompt: Prompt, hooks: GenerateHooksLike = {}): Promise<void> {
-    const request = PROTOCOLS[this.opts.kind].warm({ prompt: promptText(prompt), infill: hooks.infill, model: this.opts.model });
-    await this.post(request.path, request.body, hooks.signal, (res) => res.text());
+    const input = this.input(prompt, hooks);
+    const request = PROTOCOLS[this.opts.kind].warm(input);
+    try {
+      await this.post(request.path, request.body, hooks.signal, (res) => res.text());
+    } catch (err) {
+      if (!this.fallBackToOwnPrompt(input, err)) throw err;
+      await this.warm(prompt, hooks);
+    }
+  }
+
+  /**
+   * From now on, send Ghostline's own prompt instead of asking the server to build the FIM prompt (its model
+   * has no template for it: Ollama's /api/show lists no "insert" capability).
+   */
+  useOwnPrompt(): void {
+    this.ownPrompt = true;
+  }
+
+  get sendsOwnPrompt(): boolean {
+    return this.ownPrompt;
+  }
+
+  private input(prompt: Prompt, hooks: GenerateHooksLike): Omit<RequestInput, 'opts'> {
+    return { prompt: promptText(prompt), infill: this.ownPrompt ? undefined : hooks.infill, model: this.opts.model };
+  }
+
+  /**
+   * True (and the generator switched to its own prompt) when the error says the served model cannot fill in
+   * the middle by the server's template: Ollama answers 400 "... does not support insert" to a `suffix`,
+   * llama.cpp 501 "Infill is not supported by this model" to /infill (its GGUF has no FIM tokens).
+   */
+  private fallBackToOwnPrompt(input: Omit<RequestInput, 'opts'>, err: unknown): boolean {
+    if (!input.infill || !(err instanceof ServerError) || !/does not support insert|infill is not supported/i.test(err.message)) return false;
+    this.ownPrompt = true;
+    return true;
   }
 
   /**
@@ -133,6 +171,7 @@ export class ServerGenerator implements Generator {
     try {
       return await this.post(request.path, request.body, hooks.signal, (res, abort) => this.read(res, request.stream, b, hooks, t0, abort));
     } catch (err) {
+      if (this.fallBackToOwnPrompt(input, err)) return this.run(b, { ...input, infill: undefined }, hooks, t0);
       // llama.cpp takes n_cmpl (or `n`) up to its slot count (-np) and answers 400 beyond it: the limit is
       // remembered, and these completions asked for again in requests it takes.
       const limit = b.n > 1 && err instanceof ServerError ? /'n(?:_cmpl)?': Value must be between 1 <= value <= (\d+)/.exec(err.message) : null;

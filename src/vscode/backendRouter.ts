@@ -149,8 +149,12 @@ export class BackendRouter implements vscode.Disposable {
     if (gen !== this.generation) return;
     const opts = { kind: settings.backend, url: settings.url, model: settings.model || undefined, apiKey, fetch: fetchImpl };
     const health = new ServerHealth();
-    const inline = new HealthCheckedGenerator(new ServerGenerator({ ...opts, timeoutMs: settings.timeoutMs }), health);
-    const generateWith = new HealthCheckedGenerator(new ServerGenerator({ ...opts, timeoutMs: Math.max(GENERATE_TIMEOUT_MS, settings.timeoutMs) }), health);
+    const servers = [
+      new ServerGenerator({ ...opts, timeoutMs: settings.timeoutMs }),
+      new ServerGenerator({ ...opts, timeoutMs: Math.max(GENERATE_TIMEOUT_MS, settings.timeoutMs) }),
+    ];
+    const inline = new HealthCheckedGenerator(servers[0], health);
+    const generateWith = new HealthCheckedGenerator(servers[1], health);
     const traits: ModelTraits = {
       contextTokens: settings.contextTokens || FALLBACK_CONTEXT_TOKENS,
       calibration: GENERIC_CALIBRATION,
@@ -173,9 +177,13 @@ export class BackendRouter implements vscode.Disposable {
       const probe = await probeServer({ ...opts, timeoutMs: Math.min(settings.timeoutMs, 10_000) });
       if (gen !== this.generation) return;
       if (!settings.contextTokens && probe.contextTokens) traits.contextTokens = probe.contextTokens;
+      // A model the server cannot fill in the middle for (no "insert" template) gets Ghostline's prompt.
+      if (probe.fillsInTheMiddle === false) for (const s of servers) s.useOwnPrompt();
+      const ownPrompt = settings.backend === 'openai' || servers[0].sendsOwnPrompt;
+      const fim = ownPrompt ? (template?.family ?? 'none (prefix-only prompts)') : "the server's own template";
       this.d.log.info(
         `connected to ${label}: ${probe.models.join(', ') || 'model unknown'}, context ${traits.contextTokens} tokens, ` +
-          `FIM ${template?.family ?? (settings.backend === 'openai' ? 'none (prefix-only prompts)' : "the server's own")}${apiKey ? ', with an API key' : ''}`,
+          `FIM ${fim}${apiKey ? ', with an API key' : ''}`,
       );
       this.d.status.set('idle', label);
       void this.warm();

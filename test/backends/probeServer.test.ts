@@ -56,6 +56,24 @@ test('ollama: num_ctx from the Modelfile parameters wins; otherwise the trained 
   }
 });
 
+test('ollama: whether the model fills in the middle, from its capabilities (older servers do not say)', async () => {
+  let show: Record<string, unknown> = { capabilities: ['completion', 'insert'] };
+  const stub = await stubServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ parameters: '', model_info: {}, ...show }));
+  });
+  try {
+    const probe = () => probeServer({ kind: 'ollama', url: stub.url, model: 'm', timeoutMs: 2000 });
+    assert.equal((await probe()).fillsInTheMiddle, true);
+    show = { capabilities: ['completion', 'tools'] };
+    assert.equal((await probe()).fillsInTheMiddle, false);
+    show = {};
+    assert.equal((await probe()).fillsInTheMiddle, undefined);
+  } finally {
+    await stub.close();
+  }
+});
+
 test('a refused key, an unknown model, a page that is not JSON, nothing listening, no answer: one clear message each', async () => {
   const stub = await stubServer((req, res) => {
     if (req.url === '/props') res.writeHead(401).end('invalid api key');

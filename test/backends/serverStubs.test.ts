@@ -44,6 +44,75 @@ test('ollama: FIM through suffix, options mapped, NDJSON streamed, stats from th
   }
 });
 
+test("a model the server cannot fill in the middle for: Ghostline's own prompt, sent raw, from then on", async () => {
+  // Ollama answers a `suffix` for a model without an insert template with 400 and this error (server/images.go).
+  const srv = await stubServer((req, res) => {
+    const body = bodyOf(req);
+    if (body.suffix !== undefined) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: '"llama3:8b" does not support insert' }));
+      return;
+    }
+    res.writeHead(200);
+    res.end(`${JSON.stringify({ response: 'a + b', done: false })}\n${JSON.stringify({ response: '', done: true })}\n`);
+  });
+  try {
+    const gen = new ServerGenerator({ kind: 'ollama', url: srv.url, model: 'llama3:8b', timeoutMs: 5000 });
+    const own = '<fim_prefix>def add(a, b):\n    return <fim_suffix>\n<fim_middle>';
+    const r = await gen.generate(own, { maxNewTokens: 16 }, { infill });
+    assert.equal(r.text, 'a + b');
+    assert.equal(gen.sendsOwnPrompt, true);
+    const [first, second] = srv.requests as Record<string, unknown>[];
+    assert.equal(first.suffix, '\n');
+    assert.equal(second.suffix, undefined);
+    assert.equal(second.raw, true);
+    assert.equal(second.prompt, own);
+    // The next request (and warm-up) goes straight to the own prompt: no second refusal.
+    await gen.generate(own, { maxNewTokens: 16 }, { infill });
+    await gen.warm(own, { infill });
+    assert.equal(srv.requests.length, 4);
+    assert.ok((srv.requests.slice(2) as Record<string, unknown>[]).every((b) => b.raw === true && b.suffix === undefined));
+  } finally {
+    await srv.close();
+  }
+
+  // llama.cpp without FIM tokens in its GGUF: 501 on /infill; the same request then goes to /completion.
+  const llama = await stubServer((req, res) => {
+    if (req.url === '/infill') {
+      res.writeHead(501, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({ error: { code: 501, message: 'Infill is not supported by this model: prefix token is missing.', type: 'not_supported_error' } }),
+      );
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(sse({ content: 'a + b', stop: false }) + sse({ content: '', stop: true, stop_type: 'eos', timings: { prompt_n: 9, predicted_n: 3 } }));
+  });
+  try {
+    const gen = new ServerGenerator({ kind: 'llama.cpp', url: llama.url, timeoutMs: 5000 });
+    const r = await gen.generate('def add(a, b):\n    return ', { maxNewTokens: 16 }, { infill });
+    assert.equal(r.text, 'a + b');
+    assert.deepEqual(llama.paths, ['/infill', '/completion']);
+    assert.equal((llama.requests[1] as Record<string, unknown>).prompt, 'def add(a, b):\n    return ');
+  } finally {
+    await llama.close();
+  }
+
+  // Any other 400 is still an error, not a silent change of prompt.
+  const other = await stubServer((_req, res) => {
+    res.writeHead(400, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: 'invalid options' }));
+  });
+  try {
+    const gen = new ServerGenerator({ kind: 'ollama', url: other.url, model: 'm', timeoutMs: 5000 });
+    await assert.rejects(gen.generate('p', {}, { infill }), /answered 400: .*invalid options/);
+    assert.equal(gen.sendsOwnPrompt, false);
+    assert.equal(other.requests.length, 1);
+  } finally {
+    await other.close();
+  }
+});
+
 test('a stop rule that fires ends the request early, and the text stops before it', async () => {
   const srv = await stubServer((_req, res) => {
     res.writeHead(200);
