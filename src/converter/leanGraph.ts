@@ -57,6 +57,7 @@ class Builder {
     }
     w.input(N.keep, DT.int64, []);
     w.output(N.logits, DT.float, ['batch', 'kept', a.vocab]);
+    w.output(N.logitsLse, DT.float, ['batch', 'kept']);
     w.output(N.newKv, DT.float, ['two_layers_x_batch', 'seq', a.kvHeads * D]);
 
     this.rotaryCaches();
@@ -85,6 +86,7 @@ class Builder {
     // [batch, seq, kvh*D] tensors stacked on the batch axis: [2 * layers * batch, seq, kvh*D] (no Unsqueeze nodes)
     w.op('Concat', newKv, { axis: 0 }, '', N.newKv);
     this.lmHead(this.keepLast(normed, seqDim), embed);
+    this.logSumExp();
     w.finish(LEAN_GRAPH_NAME, 'ghostline convert');
   }
 
@@ -302,6 +304,14 @@ class Builder {
     const t = this.ck.readAll(table);
     this.o.consumed(table.bytes, table.name);
     return { hidden: w.op('Gather', [w.weight('model.embed_tokens.weight', DT.float, [a.vocab, a.hidden], t), N.inputIds], { axis: 0 }), table };
+  }
+
+  /** Each logits row's log(sum(exp)), stable: max + log(sum(exp(row - max))). */
+  private logSumExp(): void {
+    const { w } = this;
+    const max = w.op('ReduceMax', [N.logits], { axes: [-1], keepdims: 1 });
+    const sum = w.op('ReduceSum', [w.op('Exp', [w.op('Sub', [N.logits, max])]), w.constant('lse_axes', DT.int64, [1], [-1])], { keepdims: 0 });
+    w.op('Add', [w.op('Log', [sum]), w.op('Squeeze', [max, w.constant('lse_squeeze', DT.int64, [1], [-1])])], {}, '', N.logitsLse);
   }
 
   private lmHead(x: string, embed: ReturnType<Builder['embedding']>): void {

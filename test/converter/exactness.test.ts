@@ -6,6 +6,7 @@ import { convertCheckpoint } from '../../src/converter/convert';
 import { Engine } from '../../src/engine/worker/engine';
 import { LeanKvCache } from '../../src/engine/model/leanCache';
 import { OnnxCausalLM, type AnyKvCache } from '../../src/engine/model/onnxModel';
+import { logSumExp } from '../../src/engine/decode/logSoftmax';
 import { argmax, maxAbsDiff } from '../helpers';
 import { CASES, CHECKPOINTS, checkpointReference, tempDir } from './checkpointFixtures';
 
@@ -32,6 +33,17 @@ for (const name of CASES) {
     test('the graph is the lean contract', () => {
       assert.equal(model.contract.kind, 'lean');
       assert.ok(model.emptyCache() instanceof LeanKvCache);
+      assert.equal(model.contract.hasLogitsLse, true);
+    });
+
+    test("the graph's logits_lse is each kept row's log-sum-exp", async () => {
+      const r = await model.forward([ref.prompt_ids], model.emptyCache(), 3);
+      const vocab = model.contract.vocab;
+      assert.equal(r.lse?.length, 3);
+      for (let i = 0; i < 3; i++) {
+        const want = logSumExp(r.logits.subarray(i * vocab, (i + 1) * vocab));
+        assert.ok(Math.abs(r.lse![i] - want) < 1e-4, `row ${i}: ${r.lse![i]} vs ${want}`);
+      }
     });
 
     test(`prefill and decode steps: logits within ${TOL}, greedy tokens equal`, async () => {
@@ -101,6 +113,18 @@ describe('the engine on a converted model', () => {
     assert.deepEqual(again.tokens, ref.greedy_ids);
     assert.ok(again.stats.reusedTokens > 0, 'the second request reuses the cache');
     assert.ok(spec.tokens.length > 0);
+  });
+
+  test("token log-probabilities from the graph's log-sum-exp leave the padded columns out (torch reference)", async () => {
+    const used = engine.tokenizer.vocabSize;
+    assert.ok(used < ref.logits_by_step[0].length, 'the fixture has padded logit columns');
+    const r = await engine.generate(ref.prompt, { maxNewTokens: ref.logits_by_step.length, temperature: 0, ignoreEos: true, tokenHealing: false });
+    assert.deepEqual(r.tokens, ref.greedy_ids.slice(0, ref.logits_by_step.length));
+    for (const [i, lp] of r.tokenLogprobs.entries()) {
+      const row = ref.logits_by_step[i].slice(0, used);
+      const want = row[r.tokens[i]] - logSumExp(row);
+      assert.ok(Math.abs(lp - want) < 1e-4, `token ${i}: ${lp} vs torch ${want}`);
+    }
   });
 
   test('beam search runs on the lean cache (batch rows gathered) and keeps the prompt cache', async () => {

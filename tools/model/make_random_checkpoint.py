@@ -83,6 +83,27 @@ def tokenizer_info(d: str) -> tuple[int, int]:
     return max(ids.values()) + 1, ids.get(eos, 0)
 
 
+def write_padded_tokenizer(src: str, dst: str, vocab_size: int) -> None:
+    """Copies tokenizer.json, its BPE vocabulary filled up to vocab_size with tokens no merge produces.
+
+    The engine refuses a tokenizer far smaller than the logits (another model's), so a small tokenizer on a
+    151,936-row shape gets `<unused_N>` entries for the ids above its own: text encodes exactly as before, the
+    model's random picks among those ids decode to visible text, and the sampler sees the real shape's vocabulary.
+    """
+    tj = json.load(open(src))
+    vocab = tj["model"]["vocab"]
+    taken = set(vocab.values()) | {t["id"] for t in tj.get("added_tokens", [])}
+    if max(taken) + 1 >= vocab_size:
+        shutil.copyfile(src, dst)
+        return
+    for i in range(max(taken) + 1, vocab_size):
+        name = f"<unused_{i}>"
+        assert name not in vocab, name
+        vocab[name] = i
+    with open(dst, "w") as f:
+        json.dump(tj, f, ensure_ascii=False)
+
+
 def shape_fields(shape: str, layers: int | None) -> tuple[dict, dict]:
     fields, extra = SHAPES[shape]
     fields = dict(fields)
@@ -198,8 +219,9 @@ def write_checkpoint(out: str, shape: str, layers: int | None = None, seed: int 
         json.dump(cfg, f, indent=2)
     with open(os.path.join(work, "generation_config.json"), "w") as f:
         json.dump({"bos_token_id": eos, "eos_token_id": eos, "do_sample": False, "max_new_tokens": 64}, f, indent=2)
-    for name in ("tokenizer.json", "tokenizer_config.json"):
-        shutil.copyfile(os.path.join(tok_dir, name), os.path.join(work, name))
+    shutil.copyfile(os.path.join(tok_dir, "tokenizer_config.json"), os.path.join(work, "tokenizer_config.json"))
+    write_padded_tokenizer(os.path.join(tok_dir, "tokenizer.json"), os.path.join(work, "tokenizer.json"),
+                           fields["vocab_size"])
     shutil.rmtree(out, ignore_errors=True)
     os.replace(work, out)
     params = sum(int(np.prod(s[1])) for s in specs)

@@ -18,6 +18,8 @@ export interface IoContract {
   hasPositionIds: boolean;
   hasUseCacheBranch: boolean;
   hasNumLogitsToKeep: boolean;
+  /** The graph also returns each logits row's log-sum-exp (lean graphs from this converter version on). */
+  hasLogitsLse: boolean;
   pastName(layer: number, kind: 'key' | 'value'): string;
   presentName(layer: number, kind: 'key' | 'value'): string;
 }
@@ -89,6 +91,7 @@ export function readIoContract(
     hasPositionIds: inputs.has('position_ids'),
     hasUseCacheBranch: inputs.has('use_cache_branch'),
     hasNumLogitsToKeep: inputs.has('num_logits_to_keep'),
+    hasLogitsLse: false,
     pastName: (i, kind) => `past_key_values.${i}.${kind}`,
     presentName: (i, kind) => `present.${i}.${kind}`,
   };
@@ -124,6 +127,7 @@ function readLeanContract(session: Parameters<typeof readIoContract>[0], config:
     hasPositionIds: true,
     hasUseCacheBranch: false,
     hasNumLogitsToKeep: true,
+    hasLogitsLse: session.outputNames.includes(leanNames.logitsLse),
     pastName: (i, kind) => (kind === 'key' ? leanNames.cacheKey(i) : leanNames.cacheValue(i)),
     presentName: () => leanNames.newKv,
   };

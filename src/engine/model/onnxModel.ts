@@ -51,6 +51,8 @@ export function onnxWeightBytes(file: string): number {
 export interface ForwardResult {
   /** Row-major [batch, rows, vocab] float32 logits of the last `rows` positions. */
   logits: Float32Array;
+  /** log(sum(exp)) of each of those [batch, rows] rows, when the graph computes it (see leanContract.ts). */
+  lse?: Float32Array;
   rows: number;
   cache: AnyKvCache;
 }
@@ -159,7 +161,9 @@ export class OnnxCausalLM {
     const [, rowsOut, vocab] = logitsT.dims;
     const rows = Math.min(keep, rowsOut);
     const logits = lastRows(logitsT, batch, rowsOut, rows, vocab);
-    return { logits, rows, cache: new LeanKvCache(store, cache.tokens.concat(tokens[0]), past + seq) };
+    const lseT = out[leanNames.logitsLse] as Tensor | undefined;
+    const lse = lseT ? lastRows(lseT, batch, rowsOut, rows, 1) : undefined;
+    return { logits, lse, rows, cache: new LeanKvCache(store, cache.tokens.concat(tokens[0]), past + seq) };
   }
 
   async release(): Promise<void> {
@@ -167,9 +171,11 @@ export class OnnxCausalLM {
   }
 }
 
-/** The last `rows` of each batch's [rowsOut, vocab] block, as float32. */
+/** The last `rows` of each batch's [rowsOut, vocab] block, as float32 (onnxruntime's own buffer when that is all of it). */
 function lastRows(t: Tensor, batch: number, rowsOut: number, rows: number, vocab: number): Float32Array {
   const src = t.data as Float32Array | Uint16Array;
+  // Every fetched output is already a fresh copy: a 152k-wide row need not be copied again.
+  if (t.type === 'float32' && rows === rowsOut && src.length === batch * rows * vocab) return src as Float32Array;
   const out = new Float32Array(batch * rows * vocab);
   for (let b = 0; b < batch; b++) {
     const from = (b * rowsOut + rowsOut - rows) * vocab;

@@ -8,7 +8,8 @@ import { eosIds, readModelFolder, type ModelFolder, type ReadModelFolderOptions 
 import { OnnxCausalLM, defaultThreads, onnxWeightBytes, type AnyKvCache, type SessionOptions } from '../model/onnxModel';
 import { SamplerChain } from '../decode/samplers/chain';
 import { Prng } from '../decode/samplers/prng';
-import { sampleLoop } from '../decode/sampleLoop';
+import { sampleLoop, type LogitRows } from '../decode/sampleLoop';
+import { logSumExpWithout } from '../decode/logSoftmax';
 import { TokenPrefixIndex, planHealing, type Healing } from '../decode/tokenHealing';
 import { rotaryPositions } from '../model/graphLimits';
 import { TextTokenizer } from '../model/tokenizer';
@@ -163,16 +164,16 @@ export class Engine {
       return { ...sequences[0], sequences, stats, ...(plan.notices.length > 0 ? { notices: plan.notices } : {}) };
     };
 
-    const firstLogits = await this.prefillTokens(plan.tokens, stats, hooks.signal);
+    const first = await this.prefillTokens(plan.tokens, stats, hooks.signal);
     stats.prefillMs = performance.now() - t0;
-    if (!firstLogits) return finish(cancelledResult().sequences);
+    if (!first) return finish(cancelledResult().sequences);
 
     const t1 = performance.now();
     const stopIds = opts.ignoreEos ? new Set<number>() : opts.stopOnSpecialTokens ? this.specialStopIds : this.stopIds;
     const sequences =
       plan.beams > 1
-        ? await this.decodeBeams(firstLogits, plan, { ...opts, numBeams: plan.beams }, stopIds, hooks, t0)
-        : await this.decodeSamples(firstLogits, plan, opts, stopIds, hooks, t0, stats);
+        ? await this.decodeBeams(first.logits, plan, { ...opts, numBeams: plan.beams }, stopIds, hooks, t0)
+        : await this.decodeSamples(first, plan, opts, stopIds, hooks, t0, stats);
     stats.decodeMs = performance.now() - t1;
     return finish(sequences);
   }
@@ -258,7 +259,7 @@ export class Engine {
 
   /** Sampling or greedy, `numReturnSequences` times from the same prompt cache, with prompt-lookup drafts. */
   private async decodeSamples(
-    firstLogits: Float32Array,
+    first: LogitRows,
     plan: PromptPlan,
     opts: DecodeOptions,
     stopIds: Set<number>,
@@ -275,7 +276,7 @@ export class Engine {
       if (n > 0) this.cache = this.cache.crop(plan.tokens.length);
       sequences.push(
         await sampleLoop({
-          firstLogits,
+          first,
           healText: plan.healing?.text,
           healAllowed: plan.healing ? (rest) => (rest === plan.healing!.text ? plan.healing!.allowed : this.prefixIndex!.compatibleWith(rest)) : undefined,
           history: plan.tokens,
@@ -307,36 +308,47 @@ export class Engine {
   }
 
   /** Runs tokens on the batch-1 cache and keeps it; yields, so that a cancel can land between passes. */
-  private async advance(ids: number[], keep = 1): Promise<Float32Array> {
+  private async advance(ids: number[], keep = 1): Promise<LogitRows> {
     const r = await this.forward([ids], this.cache, keep);
     this.cache = r.cache;
     await yieldToEventLoop();
-    return r.logits;
+    return { logits: r.logits, lse: r.lse };
   }
 
-  /** One model pass; logit columns past the tokenizer's vocabulary (padding) can never be picked. */
+  /**
+   * One model pass; logit columns past the tokenizer's vocabulary (padding) can never be picked, and the
+   * rows' log-sum-exp (when the graph gives it) is corrected to leave them out.
+   */
   private async forward(...args: Parameters<OnnxCausalLM['forward']>): ReturnType<OnnxCausalLM['forward']> {
     const r = await this.model.forward(...args);
     const used = this.tokenizer.vocabSize;
     const cols = this.model.contract.vocab;
-    if (used < cols) for (let row = 0; row < r.logits.length; row += cols) r.logits.fill(-Infinity, row + used, row + cols);
-    return r;
+    if (used >= cols) return r;
+    let lse = r.lse;
+    for (let i = 0; i * cols < r.logits.length; i++) {
+      const row = r.logits.subarray(i * cols, (i + 1) * cols);
+      const corrected = lse ? logSumExpWithout(row, used, lse[i]) : null;
+      if (lse && corrected !== null) lse[i] = corrected;
+      else lse = undefined;
+      row.fill(-Infinity, used);
+    }
+    return { ...r, lse };
   }
 
   /** Reuses the longest common token prefix of the cache, prefills the rest in chunks. Null when cancelled. */
-  private async prefillTokens(tokens: number[], stats: GenerationStats, signal?: AbortSignal): Promise<Float32Array | null> {
+  private async prefillTokens(tokens: number[], stats: GenerationStats, signal?: AbortSignal): Promise<LogitRows | null> {
     // At least one token is always run: its logits start the decode.
     const reuse = Math.min(commonPrefixLength(this.cache.tokens, tokens), tokens.length - 1);
     this.cache = this.cache.crop(reuse);
     stats.reusedTokens = reuse;
-    let logits: Float32Array | null = null;
+    let last: LogitRows | null = null;
     for (let at = reuse; at < tokens.length; at += this.prefillChunk) {
       if (signal?.aborted) return null;
       const chunk = tokens.slice(at, at + this.prefillChunk);
-      logits = await this.advance(chunk);
+      last = await this.advance(chunk);
       stats.prefillTokens += chunk.length;
     }
-    return logits;
+    return last;
   }
 }
 
