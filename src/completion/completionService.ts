@@ -296,6 +296,8 @@ export class CompletionService {
 
 /** What the model is asked for a context: the prompt, and its parts for servers that build the FIM prompt. */
 function modelInput(path: string, ctx: DocumentContext, extra: ExtraChunk[], template: FimTemplate | null) {
+  // /infill's middle stays the cursor line: llama.cpp gives the suffix what the middle leaves of a quarter of
+  // its batch, so a middle of several lines would cut the suffix differently at every keystroke.
   return { built: buildPrompt(ctx, template, extra, path), infill: { prefix: ctx.prefix, suffix: ctx.lineSuffix + ctx.suffix, middle: ctx.linePrefix, extra } };
 }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { buildPrompt } from '../../src/completion/prompt/buildPrompt';
+import { describe, test } from 'node:test';
+import { documentContext, textSource } from '../../src/completion/context/documentContext';
+import { buildPrompt, MAX_MIDDLE_CHARS, MIDDLE_ANCHOR_LINES } from '../../src/completion/prompt/buildPrompt';
 import { pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
 import type { DocumentContext } from '../../src/completion/types';
 import { promptText } from '../../src/engine/shared/prompt';
@@ -62,4 +63,52 @@ test('markers are special parts and document text is literal, whatever it spells
   assert.deepEqual(specials, ['<file_sep>', '<file_sep>', '<fim_prefix>', '<fim_suffix>', '<fim_middle>']);
   const texts = p.prompt.filter((x) => 'text' in x).map((x) => ('text' in x ? x.text : ''));
   assert.ok(texts.some((x) => x.includes('"<fim_middle>"')) && texts.some((x) => x.includes('<file_sep>evil.py')));
+});
+
+describe('the middle starts at an anchor line, so Enter does not re-run the suffix', () => {
+  const t = pickFimTemplate(new Set(['<fim_prefix>', '<fim_suffix>', '<fim_middle>']))!;
+  const budget = { prefixLines: 256, suffixLines: 64, prefixChars: 100000, suffixChars: 100000, snapLines: 16 };
+  const below = ['', 'def tail():', '    return 0'];
+  /** The prompt for a file of `above` lines, then the typed lines, the cursor at the end of the last. */
+  const promptFor = (above: string[], typed: string[]) => {
+    const lines = [...above, ...typed, ...below];
+    const ctx = documentContext(textSource(lines.join('\n')), { line: above.length + typed.length - 1, character: typed.at(-1)!.length }, budget);
+    return buildPrompt(ctx, t, [], 'a.py');
+  };
+  const above = Array.from({ length: 17 }, (_, i) => `x${i} = ${i}`); // the typed lines start at line 17
+
+  test('Enter and the next line only append to the prompt while the cursor stays below the same anchor', () => {
+    const a = promptFor(above, ['def f(a):']);
+    const b = promptFor(above, ['def f(a):', '    ']);
+    const c = promptFor(above, ['def f(a):', '    y = a', '    return y']);
+    assert.ok(promptText(b.prompt).startsWith(promptText(a.prompt)), 'Enter appends');
+    assert.ok(promptText(c.prompt).startsWith(promptText(b.prompt)), 'typing on appends');
+    assert.deepEqual(c.prompt.slice(0, -1), a.prompt.slice(0, -1), 'prefix and suffix parts are the same');
+    // The anchor is line 16: the middle holds the lines since then and the cursor line so far.
+    assert.equal(c.middle, 'x16 = 16\ndef f(a):\n    y = a\n    return y');
+    assert.ok(promptText(c.prompt).endsWith(`<fim_middle>${c.middle}`));
+  });
+
+  test('at the next multiple of the anchor step the prefix moves, once', () => {
+    const typed = ['def f(a):', '    a += 1', '    a += 2', '    a += 3', '    a += 4', '    a += 5', '    a += 6'];
+    const last = promptFor(above, typed); // cursor on line 23
+    const next = promptFor(above, [...typed, '    a']); // line 24: a new anchor
+    assert.equal(next.middle, '    a');
+    // [<fim_prefix>, prefix, <fim_suffix>, suffix, <fim_middle>, middle]: the prefix part now ends at line 24.
+    assert.deepEqual(last.prompt[1], { text: `${above.slice(0, 16).join('\n')}\n` });
+    assert.deepEqual(next.prompt[1], { text: `${[...above, ...typed].join('\n')}\n` });
+  });
+
+  test('near the top the prefix keeps a line; a middle that would be too long is the cursor line alone', () => {
+    const top = promptFor(['import os'], ['def f():', '    pass']);
+    assert.ok(promptText(top.prompt).startsWith('<fim_prefix>import os\n<fim_suffix>'));
+    assert.equal(top.middle, 'def f():\n    pass');
+    const long = promptFor(above, ['s = "' + 'x'.repeat(MAX_MIDDLE_CHARS) + '"', 'y = 1']);
+    assert.equal(long.middle, 'y = 1');
+    assert.ok(promptText(long.prompt).includes(`"\n<fim_suffix>`));
+    // No FIM tokens: the whole text above is one prompt, whatever the anchor.
+    const plain = buildPrompt(documentContext(textSource('a\nb\nc'), { line: 2, character: 1 }, budget), null, [], 'a.py');
+    assert.deepEqual(plain.prompt, [{ text: 'a\nb\nc' }]);
+    assert.equal(MIDDLE_ANCHOR_LINES, 8);
+  });
 });

@@ -5,30 +5,59 @@ import type { FimTemplate } from './fimTemplates';
 export interface BuiltPrompt {
   /** Template markers as special parts, document text as literal parts. */
   prompt: PromptPart[];
-  /** Text the model is asked to continue: the cursor line up to the cursor. */
+  /** Text the model is asked to continue: the lines since the middle's anchor and the cursor line up to the cursor. */
   middle: string;
+}
+
+/** The middle starts at a multiple of this many lines: Enter on lines in between keeps the prompt's head. */
+export const MIDDLE_ANCHOR_LINES = 8;
+/** Lines above the cursor kept in the middle at most, in characters; beyond, the middle is the cursor line alone. */
+export const MAX_MIDDLE_CHARS = 1000;
+
+/**
+ * Where the FIM prefix ends and the middle begins. The middle is not just the cursor line: it starts at the
+ * last line whose number is a multiple of MIDDLE_ANCHOR_LINES (keeping at least one line of prefix), so the
+ * lines typed since then are part of it. Why: everything after the prefix in the prompt (the suffix marker and
+ * the whole suffix) has to be run again when the prefix changes. With the cursor line alone as the middle,
+ * each Enter moved a line into the prefix and re-ran the whole suffix (hundreds of tokens); now Enter only
+ * appends to the middle, and the prefix moves once every few lines. A partial middle of several lines is what
+ * FIM training shows the model anyway (middles are random spans).
+ */
+export function splitMiddle(ctx: DocumentContext): { prefix: string; middle: string } {
+  let lines = 0;
+  for (let i = ctx.prefix.indexOf('\n'); i >= 0; i = ctx.prefix.indexOf('\n', i + 1)) lines++;
+  const cursorLine = ctx.prefixStartLine + lines;
+  const anchor = Math.max(ctx.prefixStartLine + 1, Math.floor(cursorLine / MIDDLE_ANCHOR_LINES) * MIDDLE_ANCHOR_LINES);
+  if (anchor >= cursorLine) return { prefix: ctx.prefix, middle: ctx.linePrefix };
+  // The character where line `anchor` starts: after the (anchor - start)th newline of the prefix.
+  let at = -1;
+  for (let n = anchor - ctx.prefixStartLine; n > 0; n--) at = ctx.prefix.indexOf('\n', at + 1);
+  const moved = ctx.prefix.slice(at + 1);
+  if (moved.length > MAX_MIDDLE_CHARS) return { prefix: ctx.prefix, middle: ctx.linePrefix };
+  return { prefix: ctx.prefix.slice(0, at + 1), middle: moved + ctx.linePrefix };
 }
 
 /**
  * Orders the prompt from stable to volatile so that a keystroke invalidates only the tail of the KV cache:
- *   [extra chunks][FIM prefix] lines above [FIM suffix] rest of line + lines below [FIM middle] line so far
+ *   [extra chunks][FIM prefix] lines above [FIM suffix] rest of line + lines below [FIM middle] lines since the
+ *   anchor (splitMiddle) + line so far
  * On a whitespace-only line the indentation stays in the middle (the engine's token healing re-tokenizes it
  * as the model saw indentation in training; sent empty, the model writes top-level code at column 0).
  * Extra chunks need the family's file separator
  * (`<file_sep>`, `<|file_sep|>`): without one they would read as part of the current file.
  */
 export function buildPrompt(ctx: DocumentContext, template: FimTemplate | null, extra: ExtraChunk[], path: string): BuiltPrompt {
-  const middle = ctx.linePrefix;
   if (!template) {
     // No FIM tokens: a plain left-to-right prompt (the suffix cannot be used).
-    return { prompt: [text(ctx.prefix + middle)], middle };
+    return { prompt: [text(ctx.prefix + ctx.linePrefix)], middle: ctx.linePrefix };
   }
+  const { prefix, middle } = splitMiddle(ctx);
   const head: PromptPart[] = [];
   if (template.fileHeader && extra.length > 0) {
     for (const c of extra) head.push(...template.fileHeader(c.path), text(c.text + (c.text.endsWith('\n') ? '' : '\n')));
     head.push(...template.fileHeader(path));
   }
-  const prompt = [...head, ...template.fim(ctx.prefix, ctx.lineSuffix + ctx.suffix)];
+  const prompt = [...head, ...template.fim(prefix, ctx.lineSuffix + ctx.suffix)];
   if (middle) prompt.push(text(middle));
   return { prompt, middle };
 }
