@@ -232,7 +232,7 @@ export class CompletionService {
       if (r.finishReason === 'cancelled') return NOTHING;
       const window = { languageId: req.languageId, prefix: ctx.prefix, linePrefix: ctx.linePrefix, lineSuffix: ctx.lineSuffix, suffix: ctx.suffix };
       const processed = r.sequences.map((q) => {
-        const text = postProcess(q.text, fctx);
+        const text = postProcess(q.text, { ...fctx, finishReason: q.finishReason });
         if (text === null || !this.syntax) return text;
         const refined = this.syntax.refine(text, window);
         return refined === null || refined.trim() === '' ? null : refined;

@@ -1,3 +1,5 @@
+import type { FinishReason } from '../../engine/shared/types';
+
 /** What the post-processing filters know about the place a completion goes. */
 export interface FilterContext {
   /** The cursor line up to the cursor. */
@@ -10,6 +12,8 @@ export interface FilterContext {
   nextLines: string[];
   /** Indentation of the cursor line (for an empty line: where the cursor sits or the line above's). */
   indent: string;
+  /** Why the generation ended ('length', 'time': a limit, so its last line may be unfinished). */
+  finishReason?: FinishReason;
 }
 
 /** A filter returns the (possibly cut) completion, or null to drop it. Each one is a small pure function. */

@@ -2,6 +2,7 @@ import { cutAtIndentationScope } from './cutAtIndentationScope';
 import { dropRepeatOfLineAbove } from './dropRepeatOfLineAbove';
 import { dropRepeatOfNextLines } from './dropRepeatOfNextLines';
 import { dropTrivial } from './dropTrivial';
+import { dropUnfinishedLine } from './dropUnfinishedLine';
 import type { CompletionFilter, FilterContext } from './filterContext';
 import { reindentWhitespaceLine } from './reindentWhitespaceLine';
 import { repetitionGuard } from './repetitionGuard';
@@ -10,6 +11,7 @@ import { trimSuffixOverlap } from './trimSuffixOverlap';
 
 /** The filters, in the order they run. Each sees the previous one's output; null stops the pipeline. */
 export const FILTERS: ReadonlyArray<readonly [string, CompletionFilter]> = [
+  ['dropUnfinishedLine', dropUnfinishedLine],
   ['reindentWhitespaceLine', reindentWhitespaceLine],
   ['repetitionGuard', repetitionGuard],
   ['stopAtUnmatchedBracket', stopAtUnmatchedBracket],
