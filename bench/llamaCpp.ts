@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Engine } from '../src/engine/worker/engine';
@@ -136,4 +138,20 @@ export async function vsLlamaCpp(
     prefill_ratio: round(g.prefill_tokens_per_s / l.prefill_tokens_per_s, 3),
     decode_ratio: round(g.decode_tokens_per_s / l.decode_tokens_per_s, 3),
   };
+}
+
+/** node-llama-cpp 3.22.1 and its CPU build, installed once into .bench-deps (from the npm registry). */
+export function ensureNodeLlamaCpp(root: string): string {
+  const dir = path.join(root, '.bench-deps');
+  if (!fs.existsSync(path.join(dir, 'node_modules', 'node-llama-cpp'))) {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'package.json'), '{"name":"ghostline-bench-deps","private":true}\n');
+    const platform = `@node-llama-cpp/${process.platform === 'darwin' ? 'mac' : process.platform}-${process.arch}@3.22.1`;
+    const r = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--omit=optional', 'node-llama-cpp@3.22.1', platform], {
+      cwd: dir,
+      stdio: ['ignore', 2, 2],
+    });
+    if (r.status !== 0) throw new Error('npm install node-llama-cpp failed');
+  }
+  return dir;
 }

@@ -14,7 +14,7 @@ import { engineBench } from './engineBench';
 import { round } from './stats';
 import { ensureHfExport, vsTransformersJs, type HfExport } from './transformersJs';
 import { typingReplay } from './typingReplay';
-import { vsLlamaCpp } from './llamaCpp';
+import { ensureNodeLlamaCpp, vsLlamaCpp } from './llamaCpp';
 import { BENCH_CACHE, ensureQwenCheckpoint, qwenPath, type QwenPathResult } from './qwenPath';
 
 async function main() {
@@ -283,20 +283,6 @@ function ensureQwenShape(root: string, quick: boolean, checkpoint: string | unde
 }
 
 /** node-llama-cpp, pinned, with only its CPU build for this platform, in .bench-deps/ (not a project dependency). */
-function ensureNodeLlamaCpp(root: string): string {
-  const dir = path.join(root, '.bench-deps');
-  if (!fs.existsSync(path.join(dir, 'node_modules', 'node-llama-cpp'))) {
-    fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, 'package.json'), '{"name":"ghostline-bench-deps","private":true}\n');
-    const platform = `@node-llama-cpp/${process.platform === 'darwin' ? 'mac' : process.platform}-${process.arch}@3.22.1`;
-    const r = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--omit=optional', 'node-llama-cpp@3.22.1', platform], {
-      cwd: dir,
-      stdio: ['ignore', 2, 2],
-    });
-    if (r.status !== 0) throw new Error('npm install node-llama-cpp failed');
-  }
-  return dir;
-}
 
 /** The default model's weights as GGUF (tools/model/export_gguf.py, from its model.safetensors). */
 function ensureGguf(root: string, modelDir: string, safetensors: string | undefined, q8: boolean): string {
