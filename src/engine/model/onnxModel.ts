@@ -161,8 +161,10 @@ export class OnnxCausalLM {
     const [, rowsOut, vocab] = logitsT.dims;
     const rows = Math.min(keep, rowsOut);
     const logits = lastRows(logitsT, batch, rowsOut, rows, vocab);
+    // Used only when it has the declared shape [batch, kept] (a graph that says otherwise is not trusted).
     const lseT = out[leanNames.logitsLse] as Tensor | undefined;
-    const lse = lseT ? lastRows(lseT, batch, rowsOut, rows, 1) : undefined;
+    const lseOk = lseT?.type === 'float32' && lseT.dims.length === 2 && lseT.dims[0] === batch && lseT.dims[1] === rowsOut;
+    const lse = lseOk ? lastRows(lseT, batch, rowsOut, rows, 1) : undefined;
     return { logits, lse, rows, cache: new LeanKvCache(store, cache.tokens.concat(tokens[0]), past + seq) };
   }
 
