@@ -103,7 +103,7 @@ describe('the middle starts at an anchor line, so Enter does not re-run the suff
     const top = promptFor(['import os'], ['def f():', '    pass']);
     assert.ok(promptText(top.prompt).startsWith('<fim_prefix>import os\n<fim_suffix>'));
     assert.equal(top.middle, 'def f():\n    pass');
-    const long = promptFor(above, ['s = "' + 'x'.repeat(MAX_MIDDLE_CHARS) + '"', 'y = 1']);
+    const long = promptFor(above, [`s = "${'x'.repeat(MAX_MIDDLE_CHARS)}"`, 'y = 1']);
     assert.equal(long.middle, 'y = 1');
     assert.ok(promptText(long.prompt).includes(`"\n<fim_suffix>`));
     // No FIM tokens: the whole text above is one prompt, whatever the anchor.
