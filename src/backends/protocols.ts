@@ -36,6 +36,8 @@ export interface Protocol {
   warm(input: Omit<RequestInput, 'opts' | 'n'>): { path: string; body: Record<string, unknown> };
   /** Whether one request can ask for several completions (`n` in RequestInput); else one request each. */
   multi: boolean;
+  /** Whether the server sends its token counts after the last completion has ended (OpenAI's usage chunk). */
+  trailer?: boolean;
   /** The pieces in one streamed payload: one, or one per completion it carries (OpenAI's choices). */
   parse(payload: unknown): Chunk[];
 }
@@ -164,6 +166,7 @@ const llamaCpp: Protocol = {
  */
 const openai: Protocol = {
   multi: true,
+  trailer: true,
   request({ prompt, opts, model, n = 1 }) {
     return {
       path: '/v1/completions',

@@ -7,10 +7,23 @@ import { type Prompt, promptText } from '../engine/shared/prompt';
 import type { FinishReason, GenerateResult, GenerationStats, Sequence } from '../engine/shared/types';
 import { connectionError, httpError, ServerError } from './serverErrors';
 import { streamPayloads } from './streamLines';
-import { PROTOCOLS, type RequestInput, type ServerKind } from './protocols';
+import { type Chunk, PROTOCOLS, type RequestInput, type ServerKind } from './protocols';
 
 /** Generous: real tokens are a few characters; a long run of spaces may be one token of 16-64. */
 const MAX_CHARS_PER_TOKEN = 64;
+/** How long the answer waits, once complete, for a trailer that carries the server's token counts. */
+const TRAILER_GRACE_MS = 100;
+
+/** The iterator's next value, or null when none comes within `ms`. */
+async function nextWithin<T>(it: AsyncIterator<T>, ms: number): Promise<IteratorResult<T> | null> {
+  if (ms <= 0) return null;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([it.next(), new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 export interface ServerOptions {
   kind: ServerKind;
@@ -258,8 +271,22 @@ export class ServerGenerator implements Generator {
     };
     let open = b.n;
     let any = false;
-    read: for await (const payload of streamPayloads(res.body as unknown as AsyncIterable<Uint8Array>, format)) {
-      for (const chunk of protocol.parse(payload)) {
+    // The server's own end of every completion, not a local stop rule: its trailer (OpenAI's usage) follows.
+    let serverEnded = true;
+    let graceUntil = 0;
+    const payloads = streamPayloads(res.body as unknown as AsyncIterable<Uint8Array>, format)[Symbol.asyncIterator]();
+    read: for (;;) {
+      let next: IteratorResult<unknown> | null;
+      let chunks: Chunk[];
+      try {
+        next = graceUntil ? await nextWithin(payloads, graceUntil - this.now()) : await payloads.next();
+        if (!next || next.done) break;
+        chunks = protocol.parse(next.value);
+      } catch (err) {
+        if (graceUntil) break; // every completion is complete: a broken trailer costs only its numbers
+        throw err;
+      }
+      for (const chunk of chunks) {
         any = true;
         const lane = lanes[chunk.index];
         if (!lane) continue; // not one asked for
@@ -275,9 +302,17 @@ export class ServerGenerator implements Generator {
         else if (chunk.done) lane.finish = chunk.finish ?? 'eos';
         // A server that ignores max_tokens (or floods) is cut off: no token is this long.
         else if (lane.text.length > b.opts.maxNewTokens * MAX_CHARS_PER_TOKEN) lane.finish = 'length';
-        if (lane.finish && --open === 0) break read;
+        if (lane.finish && !chunk.done) serverEnded = false;
+        if (lane.finish && --open === 0) {
+          // OpenAI-compatible servers send the prompt's token count after the last completion: worth a moment.
+          if (!protocol.trailer || !serverEnded || lanes[0].stats?.promptTokens !== undefined) break read;
+          graceUntil = this.now() + TRAILER_GRACE_MS;
+        }
       }
+      if (graceUntil && lanes[0].stats?.promptTokens !== undefined) break;
     }
+    // A pending read (the trailer never came) ends with the connection, which the caller closes.
+    if (!graceUntil) await payloads.return?.(undefined);
     if (!any) throw new ServerError('the server closed the stream without an answer', true);
     // A completion the server never sent: it ignored n (it answered the first alone).
     return lanes

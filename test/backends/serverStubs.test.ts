@@ -318,6 +318,37 @@ test('llama.cpp alternatives at temperature 0: the first greedy alone, the other
   }
 });
 
+test("OpenAI-compatible: the usage trailer after the last choice gives the prompt's token count; one that never comes costs at most a moment", async () => {
+  // vLLM with stream_options.include_usage: the finish_reason chunk, then a chunk with no choices and the usage.
+  const srv = await stubServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(sse({ choices: [{ index: 0, text: 'a + b', finish_reason: null }] }));
+    res.write(sse({ choices: [{ index: 0, text: '', finish_reason: 'stop' }] }));
+    setTimeout(() => res.end(`${sse({ choices: [], usage: { prompt_tokens: 321, completion_tokens: 3 } })}data: [DONE]\n\n`), 20);
+  });
+  try {
+    const r = await new ServerGenerator({ kind: 'openai', url: srv.url, model: 'm', timeoutMs: 5000 }).generate('p', { maxNewTokens: 16 });
+    assert.equal(r.text, 'a + b');
+    assert.equal(r.stats.promptTokens, 321);
+  } finally {
+    await srv.close();
+  }
+  // A server that ends the choice and then neither sends usage nor closes: the answer comes anyway, at once.
+  const mute = await stubServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(sse({ choices: [{ index: 0, text: 'x = 1', finish_reason: 'stop' }] }));
+  });
+  try {
+    const t0 = performance.now();
+    const r = await new ServerGenerator({ kind: 'openai', url: mute.url, model: 'm', timeoutMs: 5000 }).generate('p', { maxNewTokens: 16 });
+    assert.equal(r.text, 'x = 1');
+    assert.equal(r.finishReason, 'eos');
+    assert.ok(performance.now() - t0 < 1000, `answered after ${performance.now() - t0} ms`);
+  } finally {
+    await mute.close();
+  }
+});
+
 test('OpenAI-compatible alternatives: n in one request, choices read by index, several in one chunk', async () => {
   const srv = await stubServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
