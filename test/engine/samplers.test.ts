@@ -23,6 +23,10 @@ test('topIndices returns the k largest, largest first, like a full sort', () => 
   const row = randomRow(5000, 3);
   const sorted = Array.from(row.keys()).sort((a, b) => row[b] - row[a]);
   for (const k of [1, 5, 40, 5000]) assert.deepEqual(Array.from(topIndices(row, row.length, k)), sorted.slice(0, k));
+  // Ties (many equal logits, -Infinity for masked columns): the lower index first, as a stable sort.
+  const tied = Float32Array.from(randomRow(3000, 5), (v, i) => (i % 7 === 0 ? -Infinity : Math.round(v * 2)));
+  const stable = Array.from(tied.keys()).sort((a, b) => (tied[a] === tied[b] ? a - b : tied[b] - tied[a]));
+  for (const k of [1, 3, 50, 3000]) assert.deepEqual(Array.from(topIndices(tied, tied.length, k)), stable.slice(0, k), `k ${k}`);
 });
 
 test('top-k keeps exactly k candidates, the most likely ones', () => {

@@ -13,6 +13,8 @@ export class Candidates {
   sortedDesc = false;
   private readonly scratchIds: Int32Array;
   private readonly scratchLogits: Float32Array;
+  /** 0, 1, 2, ...: what `ids` is reset to after a truncation. */
+  private identityIdsCache: Int32Array | null = null;
 
   constructor(readonly capacity: number) {
     this.ids = new Int32Array(capacity);
@@ -27,11 +29,19 @@ export class Candidates {
     if (row instanceof Float32Array)
       this.logits.set(row.subarray(0, n)); // a memcpy: rows are 150k wide
     else for (let i = 0; i < n; i++) this.logits[i] = row[i];
-    if (!this.identity || this.size < n) for (let i = 0; i < n; i++) this.ids[i] = i;
+    if (!this.identity || this.size < n) this.ids.set(this.identityIds().subarray(0, n)); // a memcpy, not a loop
     this.size = n;
     this.identity = true;
     this.sortedDesc = false;
     return this;
+  }
+
+  private identityIds(): Int32Array {
+    if (!this.identityIdsCache) {
+      this.identityIdsCache = new Int32Array(this.capacity);
+      for (let i = 0; i < this.capacity; i++) this.identityIdsCache[i] = i;
+    }
+    return this.identityIdsCache;
   }
 
   maxLogit(): number {
@@ -130,6 +140,7 @@ export function topIndices(values: Float32Array, n: number, k: number): Int32Arr
       i = m;
     }
   };
+  let floor = Infinity; // the heap's minimum value, once the heap is full
   for (let idx = 0; idx < n; idx++) {
     if (size < k) {
       let i = size++;
@@ -142,9 +153,12 @@ export function topIndices(values: Float32Array, n: number, k: number): Int32Arr
         heap[p] = t;
         i = p;
       }
-    } else if (less(heap[0], idx)) {
+      if (size === k) floor = values[heap[0]];
+    } else if (values[idx] > floor) {
+      // Later indices lose ties, so "greater than the heap's minimum" is the whole test (the hot path).
       heap[0] = idx;
       siftDown(0);
+      floor = values[heap[0]];
     }
   }
   // Pop the minimum repeatedly: fills the result from the back, largest first.
