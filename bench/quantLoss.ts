@@ -62,7 +62,13 @@ export async function quantLoss(modelDir: string): Promise<QuantLossResult> {
   const result: QuantLossResult = { model: path.basename(modelDir), tokens: 0, window, nll: {}, delta_vs_fp32: {}, bytes: {} };
   try {
     for (const v of VARIANTS) {
-      const conv = await convertCheckpoint({ from: modelDir, out: path.join(work, v.name), quant: v.quant, accuracyLevel: v.accuracyLevel, blockSize: v.blockSize });
+      const conv = await convertCheckpoint({
+        from: modelDir,
+        out: path.join(work, v.name),
+        quant: v.quant,
+        accuracyLevel: v.accuracyLevel,
+        blockSize: v.blockSize,
+      });
       const model = await OnnxCausalLM.load(conv.onnxFile, config, { threads: 2 });
       let sum = 0;
       let count = 0;
