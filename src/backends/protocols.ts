@@ -15,6 +15,11 @@ export interface RequestInput {
   model?: string;
   /** Completions asked for in this one request (llama.cpp's n_cmpl, OpenAI's n); 1 when absent. */
   n?: number;
+  /**
+   * Only the fields every server of the protocol takes (OpenAI-compatible: no top_k, seed, logprobs or
+   * stream_options), for a server that refused the full request with 400 or 422.
+   */
+  minimal?: boolean;
 }
 
 /** One streamed piece of an answer, whatever the protocol. */
@@ -167,7 +172,8 @@ const llamaCpp: Protocol = {
 const openai: Protocol = {
   multi: true,
   trailer: true,
-  request({ prompt, opts, model, n = 1 }) {
+  request({ prompt, opts, model, n = 1, minimal = false }) {
+    const extensions = minimal ? {} : { ...(opts.topK > 0 ? { top_k: opts.topK } : {}), seed: opts.seed, logprobs: 1, stream_options: { include_usage: true } };
     return {
       path: '/v1/completions',
       body: {
@@ -176,13 +182,11 @@ const openai: Protocol = {
         max_tokens: opts.maxNewTokens,
         temperature: opts.temperature,
         top_p: opts.topP,
-        ...(opts.topK > 0 ? { top_k: opts.topK } : {}),
-        ...(serverStops(opts).length ? { stop: serverStops(opts).slice(0, 16) } : {}),
-        seed: opts.seed,
+        // The minimal request sends 4 (OpenAI's own limit), the last ones first: the newline of a one-line request.
+        ...(serverStops(opts).length ? { stop: minimal ? [...serverStops(opts)].reverse().slice(0, 4) : serverStops(opts).slice(0, 16) } : {}),
         ...(n > 1 ? { n } : {}),
         stream: true,
-        logprobs: 1,
-        stream_options: { include_usage: true },
+        ...extensions,
       },
       stream: 'sse',
     };

@@ -6,6 +6,8 @@ export class ServerError extends Error {
     readonly retryable: boolean,
     /** From a Retry-After header, in ms. */
     readonly retryAfterMs?: number,
+    /** The HTTP status, when the server answered with one. */
+    readonly status?: number,
   ) {
     super(message);
   }
@@ -16,12 +18,22 @@ export function httpError(status: number, url: string, body: string, retryAfter:
   const after = retryAfterMs(retryAfter);
   const where = `${url} answered ${status}`;
   if (status === 401 || status === 403)
-    return new ServerError(`${where}: the server refused the API key (set it with "Ghostline: Set Server Key")${detail ? `: ${detail}` : ''}`, false);
+    return new ServerError(
+      `${where}: the server refused the API key (set it with "Ghostline: Set Server Key")${detail ? `: ${detail}` : ''}`,
+      false,
+      undefined,
+      status,
+    );
   if (status === 404)
-    return new ServerError(`${where}: no such endpoint or model (check ghostline.server.url and ghostline.server.model)${detail ? `: ${detail}` : ''}`, false);
+    return new ServerError(
+      `${where}: no such endpoint or model (check ghostline.server.url and ghostline.server.model)${detail ? `: ${detail}` : ''}`,
+      false,
+      undefined,
+      status,
+    );
   if (status === 429 || status === 503)
-    return new ServerError(`${where}: the server is busy${after !== undefined ? `, retry after ${Math.round(after / 1000)} s` : ''}`, true, after);
-  return new ServerError(`${where}${detail ? `: ${detail}` : ''}`, status >= 500);
+    return new ServerError(`${where}: the server is busy${after !== undefined ? `, retry after ${Math.round(after / 1000)} s` : ''}`, true, after, status);
+  return new ServerError(`${where}${detail ? `: ${detail}` : ''}`, status >= 500, undefined, status);
 }
 
 /** Retry-After as seconds or an HTTP date, in ms from now; undefined when absent or unreadable. */

@@ -81,6 +81,8 @@ export class ServerGenerator implements Generator {
    * then carry Ghostline's prompt as it is (the family's FIM tokens when known, else the prefix alone).
    */
   private ownPrompt = false;
+  /** Set once a server took the minimal request after refusing the full one (see RequestInput.minimal). */
+  private minimal = false;
 
   constructor(
     private readonly opts: ServerOptions,
@@ -149,6 +151,16 @@ export class ServerGenerator implements Generator {
   }
 
   /**
+   * An OpenAI-compatible server that refused the request itself (400, 422: an unknown field such as top_k,
+   * seed, logprobs or stream_options, or more stop strings than it takes) may take the minimal one.
+   * llama.cpp's answer to n beyond its slots is handled apart (it names the limit).
+   */
+  private mayTryMinimal(input: Omit<RequestInput, 'opts'>, err: unknown): boolean {
+    if (this.opts.kind !== 'openai' || this.minimal || input.minimal || !(err instanceof ServerError)) return false;
+    return (err.status === 400 || err.status === 422) && !/Value must be between/.test(err.message);
+  }
+
+  /**
    * True (and the generator switched to its own prompt) when the error says the served model cannot fill in
    * the middle by the server's template: Ollama answers 400 "... does not support insert" to a `suffix`,
    * llama.cpp 501 "Infill is not supported by this model" to /infill (its GGUF has no FIM tokens).
@@ -180,11 +192,17 @@ export class ServerGenerator implements Generator {
 
   /** One request's completions, in order; null when cancelled. */
   private async run(b: Batch, input: Omit<RequestInput, 'opts'>, hooks: GenerateHooksLike, t0: number): Promise<Lane[] | null> {
-    const request = PROTOCOLS[this.opts.kind].request({ ...input, opts: b.opts, n: b.n });
+    const request = PROTOCOLS[this.opts.kind].request({ ...input, opts: b.opts, n: b.n, minimal: this.minimal || input.minimal });
     try {
       return await this.post(request.path, request.body, hooks.signal, (res, abort) => this.read(res, request.stream, b, hooks, t0, abort));
     } catch (err) {
       if (this.fallBackToOwnPrompt(input, err)) return this.run(b, { ...input, infill: undefined }, hooks, t0);
+      if (this.mayTryMinimal(input, err)) {
+        // Once more with only the common fields; remembered only when that one is taken.
+        const lanes = await this.run(b, { ...input, minimal: true }, hooks, t0).catch(() => Promise.reject(err));
+        if (lanes) this.minimal = true;
+        return lanes;
+      }
       // llama.cpp takes n_cmpl (or `n`) up to its slot count (-np) and answers 400 beyond it: the limit is
       // remembered, and these completions asked for again in requests it takes.
       const limit = b.n > 1 && err instanceof ServerError ? /'n(?:_cmpl)?': Value must be between 1 <= value <= (\d+)/.exec(err.message) : null;

@@ -349,6 +349,50 @@ test("OpenAI-compatible: the usage trailer after the last choice gives the promp
   }
 });
 
+test('an OpenAI-compatible server that refuses our extra fields gets the minimal request, from then on', async () => {
+  // As a strict server answers a field it does not know (the real OpenAI API: 400, "Unrecognized request argument").
+  const srv = await stubServer((req, res) => {
+    const body = bodyOf(req);
+    if ('top_k' in body || 'logprobs' in body || 'stream_options' in body || 'seed' in body) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: 'Unrecognized request argument supplied: top_k', type: 'invalid_request_error' } }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(`${sse({ choices: [{ index: 0, text: 'a + b', finish_reason: 'stop' }] })}data: [DONE]\n\n`);
+  });
+  try {
+    const gen = new ServerGenerator({ kind: 'openai', url: srv.url, model: 'm', timeoutMs: 5000 });
+    const opts = { maxNewTokens: 16, topK: 8, maxLines: 1, stop: ['<|endoftext|>', '<|fim_pad|>', '<|file_sep|>', '<|im_end|>', '<|fim_prefix|>'] };
+    const r = await gen.generate('p', opts);
+    assert.equal(r.text, 'a + b');
+    assert.equal(r.tokenLogprobs.length, 0, 'no log-probabilities without logprobs: the gate does not score it');
+    const minimal = srv.requests[1] as Record<string, unknown>;
+    assert.deepEqual((minimal.stop as string[]).length, 4);
+    assert.equal((minimal.stop as string[])[0], '\n', 'the newline stop of a one-line request is kept first');
+    assert.deepEqual(opts.stop.length, 5, "the caller's options are not changed");
+    await gen.generate('p', opts);
+    assert.equal(srv.requests.length, 3, 'the next request is minimal at once');
+  } finally {
+    await srv.close();
+  }
+  // A 400 that the minimal request does not cure (a prompt too long) is the original error, and nothing is remembered.
+  const strict = await stubServer((_req, res) => {
+    res.writeHead(400, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { message: "This model's maximum context length is 2048 tokens" } }));
+  });
+  try {
+    const gen = new ServerGenerator({ kind: 'openai', url: strict.url, model: 'm', timeoutMs: 5000 });
+    await assert.rejects(gen.generate('p', { topK: 8 }), /answered 400: .*maximum context length/);
+    assert.equal(strict.requests.length, 2);
+    assert.ok('top_k' in (strict.requests[0] as object) && !('top_k' in (strict.requests[1] as object)));
+    await assert.rejects(gen.generate('p', { topK: 8 }));
+    assert.ok('top_k' in (strict.requests[2] as object), 'the full request again: minimal was not remembered');
+  } finally {
+    await strict.close();
+  }
+});
+
 test('OpenAI-compatible alternatives: n in one request, choices read by index, several in one chunk', async () => {
   const srv = await stubServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
