@@ -153,6 +153,9 @@ export class BackendRouter implements vscode.Disposable {
       new ServerGenerator({ ...opts, timeoutMs: settings.timeoutMs }),
       new ServerGenerator({ ...opts, timeoutMs: Math.max(GENERATE_TIMEOUT_MS, settings.timeoutMs) }),
     ];
+    // Ollama with the FIM format named in settings: Ghostline's own prompt, raw, which carries the extra
+    // context from other files and the stable-to-volatile layout (Ollama's `suffix` builds prefix+suffix only).
+    if (settings.backend === 'ollama' && settings.promptFormat !== 'auto' && serverTemplate(settings)) for (const s of servers) s.useOwnPrompt();
     const inline = new HealthCheckedGenerator(servers[0], health);
     const generateWith = new HealthCheckedGenerator(servers[1], health);
     const traits: ModelTraits = {

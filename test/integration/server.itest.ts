@@ -158,6 +158,24 @@ test('ollama backend against a stub of its documented protocol: NDJSON streaming
       | undefined;
     assert.ok(generate, 'a streamed /api/generate request with a suffix');
     assert.equal(generate.model, 'qwen2.5-coder:1.5b');
+
+    // The FIM format named in settings: Ghostline's own prompt, raw (it can carry context from other files).
+    const seen = stub.requests.length;
+    await useBackend({ 'server.promptFormat': 'qwen2.5-coder' });
+    await waitFor(
+      () => api.router.current?.promptFormat === 'qwen2.5-coder' && api.status.current === 'idle' && api.stats.backend.startsWith('ollama at '),
+      'reconnected to the Ollama stub with the format',
+      20_000,
+    );
+    const editor2 = await openAt('ollama_raw.py', 'def double(x):\n    return \n', 'return ');
+    assert.equal((await triggerAndAccept(editor2)).trim(), 'x * x');
+    const raw = stub.requests.slice(seen).find((r) => typeof r === 'object' && r !== null && (r as { stream?: unknown }).stream === true) as
+      | Record<string, unknown>
+      | undefined;
+    assert.ok(raw, 'a streamed /api/generate request after the change');
+    assert.equal(raw.raw, true);
+    assert.equal(raw.suffix, undefined);
+    assert.match(String(raw.prompt), /^(?:.|\n)*<\|fim_prefix\|>(?:.|\n)*<\|fim_suffix\|>(?:.|\n)*<\|fim_middle\|>/);
   } finally {
     await stub.close();
   }
