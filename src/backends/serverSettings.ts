@@ -54,7 +54,8 @@ export const SERVER_SETTINGS: readonly ServerSettingSpec[] = [
     type: 'string',
     default: 'auto',
     enum: ['auto', ...FIM_FAMILIES],
-    description: "Fill-in-the-middle tokens of the served model (openai and ollama backends). auto: guessed from the model's name.",
+    description:
+      "Fill-in-the-middle tokens of the served model (openai and ollama backends). auto: guessed from the model's name; a family named here also makes Ollama take Ghostline's own prompt (raw), with context from other files.",
   },
   {
     key: 'timeoutMs',
