@@ -91,6 +91,8 @@ export class CompletionService {
   private inflight: InFlight | null = null;
   private cptEstimate: CharsPerTokenEstimate | null = null;
   private prefetching: Promise<unknown> | null = null;
+  /** Per file, the window start of the last prompt sent to the model (documentContext's keepStart). */
+  private readonly windowStarts = new Map<string, number>();
 
   constructor(
     private readonly generator: Generator,
@@ -109,6 +111,13 @@ export class CompletionService {
     const cached = this.cache.get(hash, ctx.linePrefix);
     if (!cached) return null;
     return { ...this.gate(cached.items, cached.confidence, req.explicit), raw: null, source: 'cache', cancelled: false, mode, latencyMs: this.now() - t0 };
+  }
+
+  /** The window start the next request in this file keeps while its prefix fits (bounded: one entry per recent file). */
+  private rememberWindowStart(path: string, start: number): void {
+    this.windowStarts.delete(path);
+    this.windowStarts.set(path, start);
+    if (this.windowStarts.size > 256) this.windowStarts.delete(this.windowStarts.keys().next().value as string);
   }
 
   /** Characters per token to size this file's prompts with (undefined: the conservative default). */
@@ -130,7 +139,7 @@ export class CompletionService {
     const template = this.template();
     const model = this.model();
     const fit = fitBudget(s.budget, template?.fileHeader ? s.extraContextChars : 0, model.contextTokens, s.preset.maxNewTokens, this.charsPerToken(req.path));
-    const ctx = documentContext(req.doc, req.cursor, fit.budget);
+    const ctx = documentContext(req.doc, req.cursor, fit.budget, this.windowStarts.get(req.path));
     this.syntax?.prepare(req.languageId);
     const mode = inlineMode(ctx.linePrefix, ctx.lineSuffix);
     const extra = fit.extraChars > 0 ? this.ring.select(fit.extraChars, req.path, ctx.prefix.slice(-2000) + ctx.suffix.slice(0, 1000)) : [];
@@ -147,6 +156,7 @@ export class CompletionService {
   async complete(req: CompletionRequest, signal?: AbortSignal): Promise<CompletionOutcome> {
     const t0 = this.now();
     const { s, template, ctx, mode, extra, hash } = this.prepare(req);
+    this.rememberWindowStart(req.path, ctx.prefixStartLine);
     const done = (o: Omit<CompletionOutcome, 'latencyMs' | 'mode' | 'gated'>): CompletionOutcome => ({
       ...o,
       ...this.gate(o.items, o.confidence, req.explicit),
@@ -189,6 +199,7 @@ export class CompletionService {
   async warm(req: CompletionRequest, signal?: AbortSignal): Promise<boolean> {
     if (!this.generator.warm) return false;
     const { template, ctx, extra } = this.prepare(req);
+    this.rememberWindowStart(req.path, ctx.prefixStartLine);
     const { built, infill } = modelInput(req.path, ctx, extra, template);
     await this.generator.warm(built.prompt, { signal, infill });
     return true;

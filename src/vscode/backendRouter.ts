@@ -173,7 +173,11 @@ export class BackendRouter implements vscode.Disposable {
     );
     const ring = this.d.loader.service?.ring;
     if (ring) for (const c of ring.select(Infinity, '', '')) service.ring.add(c.path, c.text.split('\n'));
-    health.onChange = (state, err) => this.onHealth(state, err);
+    // Only this connection's health speaks for the server: a request of a replaced connection fails when its
+    // client is closed ("The client is destroyed"), which says nothing about the server now in use.
+    health.onChange = (state, err) => {
+      if (this.server?.health === health) this.onHealth(state, err);
+    };
     this.server = { settings, label, service, generateWith, health, http: fetchImpl };
 
     try {

@@ -74,6 +74,8 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
         end();
       }
     } catch (err) {
+      // The backend was replaced meanwhile (settings, key or model changed; its requests were cut off): not an error.
+      if (deps.service() !== service) return undefined;
       const msg = err instanceof Error ? err.message : String(err);
       deps.log.error(`completion failed: ${msg}`);
       deps.status.set('error', msg);

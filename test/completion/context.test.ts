@@ -48,6 +48,28 @@ test('pressing Enter line after line moves the window start only once per snap s
   assert.ok(changes <= 5, `${changes} changes: ${starts}`);
 });
 
+test('a window that keeps the previous start (up to 1.5x its budget) moves a third as often, and never overflows the slack', () => {
+  const d = doc(1000);
+  const b = { ...budget, prefixChars: 500, suffixChars: 0, stickyPrefixChars: 750 };
+  let keep: number | undefined;
+  const starts: number[] = [];
+  for (let i = 0; i < 96; i++) {
+    const ctx = documentContext(d, { line: 600 + i, character: 0 }, b, keep);
+    assert.ok(ctx.prefix.length <= 750, `${ctx.prefix.length} characters at line ${600 + i}`);
+    assert.ok(ctx.prefix.endsWith(`line ${599 + i}\n`));
+    starts.push(ctx.prefixStartLine);
+    keep = ctx.prefixStartLine;
+  }
+  const sticky = starts.filter((s, i) => i > 0 && s !== starts[i - 1]).length;
+  const fresh = Array.from({ length: 96 }, (_, i) => documentContext(d, { line: 600 + i, character: 0 }, b).prefixStartLine);
+  const plain = fresh.filter((s, i) => i > 0 && s !== fresh[i - 1]).length;
+  assert.ok(sticky * 2 <= plain, `kept start moved ${sticky} times, a fresh one ${plain}`);
+  // A previous start below the fresh window, or one that no longer fits, is ignored.
+  const here = documentContext(d, { line: 700, character: 0 }, b);
+  assert.equal(documentContext(d, { line: 700, character: 0 }, b, 690).prefixStartLine, here.prefixStartLine);
+  assert.equal(documentContext(d, { line: 700, character: 0 }, b, 100).prefixStartLine, here.prefixStartLine);
+});
+
 test('characters the suffix leaves unused go to the prefix', () => {
   const d = doc(1000);
   const b = { ...budget, prefixChars: 300, suffixChars: 300 };
@@ -119,10 +141,15 @@ test('insertAt shows the document as if a suggestion were accepted', () => {
 test('budgets shrink to fit a small model context, 3/4 prefix and 1/4 suffix', async () => {
   const { fitBudget, CHARS_PER_TOKEN, CURSOR_LINE_CHARS, MEASURED_MARGIN } = await import('../../src/completion/context/fitBudget');
   const b = { ...budget, prefixChars: 3000, suffixChars: 1000 };
-  assert.deepEqual(fitBudget(b, 0, 32768, 96).budget, b, 'a large context keeps the settings');
+  const large = fitBudget(b, 0, 32768, 96).budget;
+  assert.deepEqual({ ...large, stickyPrefixChars: undefined }, { ...b, stickyPrefixChars: undefined }, 'a large context keeps the settings');
+  assert.equal(large.stickyPrefixChars, 4500, 'and lets a prefix that keeps its start grow by half');
   const small = fitBudget(b, 2000, 512, 96);
   const total = small.budget.prefixChars + small.budget.suffixChars + small.extraChars;
   assert.ok(total <= (512 - 96 - 16) * CHARS_PER_TOKEN - CURSOR_LINE_CHARS);
+  const stickyTotal = small.budget.stickyPrefixChars! + small.budget.suffixChars + small.extraChars;
+  assert.ok(stickyTotal <= (512 - 96 - 16) * CHARS_PER_TOKEN - CURSOR_LINE_CHARS, 'the slack stays inside the context');
+  assert.ok(small.budget.stickyPrefixChars! >= small.budget.prefixChars);
   assert.ok(small.budget.prefixChars > 2.5 * small.budget.suffixChars);
   // A tokenizer measured at 4 characters per token gets a larger budget, within its margin.
   const measured = fitBudget(b, 0, 512, 96, 4);

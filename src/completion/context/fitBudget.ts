@@ -1,4 +1,4 @@
-import type { WindowBudget } from './documentContext';
+import { STICKY_PREFIX_FACTOR, type WindowBudget } from './documentContext';
 
 /**
  * Characters per token assumed when the model's tokenizer was not measured. Code BPE vocabularies give
@@ -32,11 +32,15 @@ export function fitBudget(
   // Room for the cursor line (not part of the prefix budget) and the FIM markers.
   const available = Math.max(64, contextTokens - maxNewTokens - 16) * perToken - CURSOR_LINE_CHARS;
   const wanted = b.prefixChars + b.suffixChars + extraChars;
-  if (wanted <= available) return { budget: b, extraChars };
-  const extra = Math.min(extraChars, Math.floor(available / 4));
-  const rest = available - extra;
-  return {
-    budget: { ...b, prefixChars: Math.min(b.prefixChars, Math.floor(rest * 0.75)), suffixChars: Math.min(b.suffixChars, Math.floor(rest * 0.25)) },
-    extraChars: extra,
-  };
+  let budget = b;
+  let extra = extraChars;
+  if (wanted > available) {
+    extra = Math.min(extraChars, Math.floor(available / 4));
+    const rest = available - extra;
+    budget = { ...b, prefixChars: Math.min(b.prefixChars, Math.floor(rest * 0.75)), suffixChars: Math.min(b.suffixChars, Math.floor(rest * 0.25)) };
+  }
+  // A prefix that keeps an earlier start may grow past its budget, as far as the context has room.
+  const room = Math.floor(available - budget.suffixChars - extra);
+  const sticky = Math.max(budget.prefixChars, Math.min(Math.floor(budget.prefixChars * STICKY_PREFIX_FACTOR), room));
+  return { budget: { ...budget, stickyPrefixChars: sticky }, extraChars: extra };
 }
