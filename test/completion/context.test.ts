@@ -48,7 +48,7 @@ test('pressing Enter line after line moves the window start only once per snap s
   assert.ok(changes <= 5, `${changes} changes: ${starts}`);
 });
 
-test('a window that keeps the previous start (up to 1.5x its budget) moves a third as often, and never overflows the slack', () => {
+test('a window that keeps the previous start (up to 1.5x its budget) moves at most half as often, and never overflows the slack', () => {
   const d = doc(1000);
   const b = { ...budget, prefixChars: 500, suffixChars: 0, stickyPrefixChars: 750 };
   let keep: number | undefined;

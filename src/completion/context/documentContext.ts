@@ -18,7 +18,7 @@ export interface WindowBudget {
   stickyPrefixChars?: number;
 }
 
-/** How far past its budget a prefix may grow to keep its start: 1.5x, so the start moves a third as often. */
+/** How far past its budget a prefix may grow to keep its start: 1.5x, so typing down a file moves it several times less often. */
 export const STICKY_PREFIX_FACTOR = 1.5;
 
 /** A single line longer than this is cut around the cursor (minified files, 10 MB one-liners). */
@@ -33,7 +33,7 @@ export const MAX_LINE_CHARS = 4000;
  *
  * `keepStart`, the window start of the previous request in this file: when the lines from there to the
  * cursor still fit `stickyPrefixChars`, the window keeps that start. A moved start means running the whole
- * prompt again (seconds on a 0.5B model); with the slack, typing down a file moves it about a third as often.
+ * prompt again (seconds on a 0.5B model); with the slack, typing down a file moves it about a quarter as often.
  */
 export function documentContext(doc: TextSource, cursor: CursorPosition, b: WindowBudget, keepStart?: number): DocumentContext {
   const line = doc.lineAt(cursor.line);
