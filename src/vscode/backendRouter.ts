@@ -155,7 +155,8 @@ export class BackendRouter implements vscode.Disposable {
     ];
     // Ollama with the FIM format named in settings: Ghostline's own prompt, raw, which carries the extra
     // context from other files and the stable-to-volatile layout (Ollama's `suffix` builds prefix+suffix only).
-    if (settings.backend === 'ollama' && settings.promptFormat !== 'auto' && serverTemplate(settings)) for (const s of servers) s.useOwnPrompt();
+    const template = serverTemplate(settings);
+    if (settings.backend === 'ollama' && settings.promptFormat !== 'auto' && template) for (const s of servers) s.useOwnPrompt();
     const inline = new HealthCheckedGenerator(servers[0], health);
     const generateWith = new HealthCheckedGenerator(servers[1], health);
     const traits: ModelTraits = {
@@ -163,7 +164,6 @@ export class BackendRouter implements vscode.Disposable {
       calibration: GENERIC_CALIBRATION,
       calibrationSource: 'generic (server)',
     };
-    const template = serverTemplate(settings);
     const service = new CompletionService(
       inline,
       () => template,
