@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isInside, type PathModule } from '../platform/pathInside';
 import { INCOMPLETE_MARKER, MANIFEST, type ModelManifest } from './downloader';
 import { modelFolderName } from './recommended';
 
@@ -17,13 +18,22 @@ export interface StoredCheckpoint {
   complete: boolean;
 }
 
-export function checkpointDir(storageDir: string, repo: string): string {
-  return path.join(path.resolve(storageDir), 'checkpoints', modelFolderName(repo));
+/** `pathMod` (here and below) is node:path; tests pass path.win32 to check Windows paths on Linux. */
+export function checkpointDir(storageDir: string, repo: string, pathMod: PathModule = path): string {
+  return pathMod.join(pathMod.resolve(storageDir), 'checkpoints', modelFolderName(repo));
 }
 
 /** Scratch folder of one conversion; removed when it ends, whatever the outcome. */
-export function convertingDir(storageDir: string, repo: string): string {
-  return path.join(path.resolve(storageDir), 'converting', modelFolderName(repo));
+export function convertingDir(storageDir: string, repo: string, pathMod: PathModule = path): string {
+  return pathMod.join(pathMod.resolve(storageDir), 'converting', modelFolderName(repo));
+}
+
+/**
+ * Whether `dir` is a folder inside `<storageDir>/checkpoints/`. Without case on Windows and macOS: VS Code's
+ * global storage path has a lowercase drive letter (`c:\Users\...`) where path.resolve gives `C:\`.
+ */
+export function isCheckpointFolder(storageDir: string, dir: string, pathMod: PathModule = path): boolean {
+  return isInside(pathMod.join(pathMod.resolve(storageDir), 'checkpoints'), dir, { path: pathMod });
 }
 
 /** Total bytes of the files under `dir` (0 when it does not exist). */
@@ -78,8 +88,6 @@ export function listCheckpoints(storageDir: string): StoredCheckpoint[] {
 
 /** Removes a checkpoint folder; refuses paths outside `<storageDir>/checkpoints/`. */
 export function removeCheckpoint(storageDir: string, dir: string): void {
-  const root = path.join(path.resolve(storageDir), 'checkpoints');
-  const target = path.resolve(dir);
-  if (!target.startsWith(root + path.sep)) throw new Error(`${dir} is not a downloaded checkpoint folder`);
-  fs.rmSync(target, { recursive: true, force: true });
+  if (!isCheckpointFolder(storageDir, dir)) throw new Error(`${dir} is not a downloaded checkpoint folder`);
+  fs.rmSync(path.resolve(dir), { recursive: true, force: true });
 }

@@ -4,6 +4,7 @@ import { fetchFile } from './fetchFile';
 import { formatBytes } from './format';
 import { fileMetadata, HubError, repoIdProblem, repoPathProblem, resolveEndpoint, resolveUrl, type FileMetadata, type HubOptions } from './hubClient';
 import { DEFAULT_RESERVE, ensureKind, fileSize, freeBytes, mkdirsInside, safeJoin, sha256File, unsafePath, type StatFsLike } from './localFiles';
+import { caseCollision, portablePathProblem } from './portablePath';
 import { modelFolderName, type ModelFile } from './recommended';
 import { downloadCancelled, withRetries } from './retry';
 import { SpeedMeter } from './speedMeter';
@@ -126,9 +127,11 @@ export async function downloadModel(opts: DownloadModelOptions): Promise<Downloa
   if (opts.signal?.aborted) throw cancelled();
   // Every path before any request: the hub would normalise `a/../x` and answer for another file.
   for (const f of files) {
-    const problem = repoPathProblem(f.path);
+    const problem = repoPathProblem(f.path) ?? portablePathProblem(f.path);
     if (problem) throw unsafePath(f.path, problem);
   }
+  const clash = caseCollision(files.map((f) => f.path));
+  if (clash) throw unsafePath(clash[1], `it is the same file as "${clash[0]}" on this file system, which ignores case`);
 
   // 1. Metadata of every file (sizes, checksums) before writing anything.
   emit('metadata', true);

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { convertCheckpoint } from '../converter/convert';
+import { samePath } from '../platform/pathInside';
 import type { ConvertOptions, ConvertProgress, ConvertResult, Quant } from '../converter/types';
 import { checkpointDir, convertingDir, folderBytes } from './checkpointStore';
 import { downloadModel, MANIFEST, modelDir, type DownloadModelOptions, type DownloadProgress, type ModelManifest } from './downloader';
@@ -112,7 +113,7 @@ export async function installCheckpoint(opts: InstallCheckpointOptions): Promise
   const out = path.resolve(modelDir(opts.storageDir, opts.repo));
   const ckDir = checkpointDir(opts.storageDir, opts.repo);
   const base = { repo: opts.repo, revision, dir: out, checkpointDir: ckDir };
-  const installed = listInstalledModels(opts.storageDir).find((m) => path.resolve(m.dir) === out);
+  const installed = listInstalledModels(opts.storageDir).find((m) => samePath(m.dir, out));
   if (installed) return { ...base, commit: installed.commit, checkpointBytes: folderBytes(ckDir), modelBytes: installed.sizeBytes, reused: true };
 
   const { commit } = await downloadCheckpoint({ ...hub, revision, destDir: ckDir }, onProgress);

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isInside, type PathModule } from '../platform/pathInside';
 import { INCOMPLETE_MARKER, MANIFEST, type ModelManifest } from './downloader';
 
 /** Models downloaded under `<storageDir>/models/*`. No `vscode` import. */
@@ -124,10 +125,13 @@ export function listPartialDownloads(storageDir: string): PartialDownload[] {
   return scan(storageDir).partial;
 }
 
+/** Whether `dir` is inside `<storageDir>/models/` (without case on Windows and macOS, as isCheckpointFolder). */
+export function isModelFolder(storageDir: string, dir: string, pathMod: PathModule = path): boolean {
+  return isInside(pathMod.resolve(storageDir, 'models'), dir, { path: pathMod });
+}
+
 /** Removes an installed (or partial) model folder; refuses paths outside `<storageDir>/models/`. */
 export function removeInstalledModel(storageDir: string, dir: string): void {
-  const root = path.resolve(storageDir, 'models');
-  const target = path.resolve(dir);
-  if (!target.startsWith(root + path.sep)) throw new Error(`${dir} is not a downloaded model folder`);
-  fs.rmSync(target, { recursive: true, force: true });
+  if (!isModelFolder(storageDir, dir)) throw new Error(`${dir} is not a downloaded model folder`);
+  fs.rmSync(path.resolve(dir), { recursive: true, force: true });
 }

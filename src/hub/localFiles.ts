@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { isInside, type PathModule } from '../platform/pathInside';
 import { HubError } from './hubClient';
 
 /**
@@ -22,10 +23,13 @@ export function unsafePath(file: string, problem: string): HubError {
   return new HubError('not_found', `Refusing the file path ${JSON.stringify(file)}: ${problem}.`, { file, code: 'UnsafePath' });
 }
 
-/** `dir/file` for a path repoPathProblem accepted; the resolved check is a second guard. */
-export function safeJoin(dir: string, file: string): string {
-  const p = path.resolve(dir, file);
-  if (!p.startsWith(dir + path.sep)) throw unsafePath(file, 'it resolves outside the model folder or to the folder itself');
+/**
+ * `dir/file` for a path repoPathProblem accepted; the resolved check is a second guard. `pathMod` is node:path
+ * here; tests pass path.win32 (a drive or UNC root, backslashes, case) and path.posix.
+ */
+export function safeJoin(dir: string, file: string, pathMod: PathModule = path): string {
+  const p = pathMod.resolve(dir, file);
+  if (!isInside(dir, p, { path: pathMod })) throw unsafePath(file, 'it resolves outside the model folder or to the folder itself');
   return p;
 }
 

@@ -7,6 +7,7 @@ import { pickFimTemplate, type FimTemplate } from '../completion/prompt/fimTempl
 import type { EngineClient } from '../engine/host/client';
 import { defaultModelDir } from '../engine/host/defaultModel';
 import type { ModelInfo } from '../engine/shared/types';
+import { expandHome } from '../platform/expandHome';
 import type { Config } from './config';
 import { documentSource } from './documentSource';
 import type { StatusBar } from './statusBar';
@@ -38,7 +39,7 @@ export class ModelLoader {
 
   modelDir(): string {
     const { path: p } = this.config.model();
-    return p ? path.resolve(p.replace(/^~(?=$|\/)/, process.env.HOME ?? '~')) : defaultModelDir(this.extensionPath);
+    return p ? expandHome(p) : defaultModelDir(this.extensionPath);
   }
 
   async load(): Promise<boolean> {

@@ -348,6 +348,16 @@ test('unsafe file paths are refused before any request, with a message naming th
     ['a\\..\\x', /backslash/],
     ['x\0y', /NUL/],
     ['x\ny', /control character/],
+    // Windows forms, refused on every platform (docs/platforms.md).
+    ['..\\x', /backslash/],
+    ['C:\\x', /backslash/],
+    ['\\\\srv\\share\\x', /backslash/],
+    ['//srv/share/x', /absolute path/],
+    ['onnx./model.onnx', /ends with "\." or a space/],
+    ['onnx /model.onnx', /ends with "\." or a space/],
+    ['CON', /device name/],
+    ['onnx/nul.onnx', /device name/],
+    ['config.json:stream', /character Windows does not allow/],
   ] as const) {
     const e = await rejectsKind(downloadModel({ ...base(), repo: REPO, files: [...FILES, { path: bad }] }), 'not_found', why);
     assert.ok(e.message.startsWith(`Refusing the file path ${JSON.stringify(bad)}: `), e.message);

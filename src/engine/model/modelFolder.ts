@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isInside, type PathModule } from '../../platform/pathInside';
 import { ModelFolderError } from '../shared/errors';
 
 /**
@@ -64,9 +65,7 @@ export function readModelFolder(dir: string, opts: ReadModelFolderOptions = {}):
 
 export function pickOnnxFile(dir: string, requested?: string): string {
   if (requested) {
-    // A workspace may name the file: it must stay inside the model folder (no absolute path, no `..`).
-    const inside = (p: string) => p.startsWith(path.resolve(dir) + path.sep);
-    if (path.isAbsolute(requested) || !inside(path.resolve(dir, requested)) || requested.split(/[\\/]/).includes('..')) {
+    if (!isOnnxFileInside(dir, requested)) {
       throw new ModelFolderError(dir, `the ONNX file must be a name inside the model folder, got ${JSON.stringify(requested)}`);
     }
     const candidates = [path.resolve(dir, requested), path.resolve(dir, 'onnx', requested)];
@@ -91,6 +90,18 @@ export function pickOnnxFile(dir: string, requested?: string): string {
     if (other.length > 0) return path.join(d, other[0]);
   }
   throw new ModelFolderError(path.join(dir, 'onnx'), 'no .onnx model file in the folder or its onnx/ subfolder');
+}
+
+/**
+ * Whether `ghostline.modelFile` names a file inside the model folder. A workspace may set it, and settings sync
+ * between machines, so the rule is the same on every platform: relative on posix *and* Windows (no `/x`,
+ * `C:\x`, drive-relative `C:x`, UNC `\\srv\share`), no `..` segment with either separator, and resolving
+ * strictly inside `dir` (without case on Windows and macOS). `pathMod` is node:path; tests pass path.win32.
+ */
+export function isOnnxFileInside(dir: string, requested: string, pathMod: PathModule = path): boolean {
+  if (path.posix.isAbsolute(requested) || path.win32.isAbsolute(requested) || /^[A-Za-z]:/.test(requested)) return false;
+  if (requested.split(/[\\/]/).includes('..')) return false;
+  return isInside(dir, pathMod.resolve(dir, requested), { path: pathMod });
 }
 
 function readJson(dir: string, file: string, required: boolean): Record<string, unknown> | null {
