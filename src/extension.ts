@@ -5,6 +5,7 @@ import { BackendRouter } from './vscode/backendRouter';
 import { SessionStats } from './completion/sessionStats';
 import { EngineClient } from './engine/host/client';
 import { registerCommands } from './vscode/commands';
+import { samePath } from './platform/pathInside';
 import { registerModelCommands } from './vscode/downloadModel';
 import { Config } from './vscode/config';
 import { InlineProvider } from './vscode/inlineProvider';
@@ -60,7 +61,7 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
       }),
     ),
     registerCommands({ client: engine, config, status, stats, loader, router, log, context, enabled }),
-    registerModelCommands(context, { log }),
+    registerModelCommands(context, { log, modelInUse: (dir) => loader.info !== null && samePath(dir, loader.modelDir()) }),
     feedRing(() => [router.service()?.ring, loader.service?.ring]),
     vscode.workspace.onDidChangeTextDocument((e) => {
       if (e.document === vscode.window.activeTextEditor?.document && e.contentChanges.length > 0) debounce.keystroke(performance.now());

@@ -6,6 +6,7 @@ import { writeLeanGraph } from './leanGraph';
 import { OnnxWriter, writeAll } from './onnxWriter';
 import { Checkpoint } from './safetensors';
 import type { ConvertOptions, ConvertResult, Quant } from './types';
+import { moveFolderInto } from '../platform/folderSwap';
 
 /** Files copied as they are from the checkpoint folder (the tokenizer and config ones are required). */
 const REQUIRED = ['config.json', 'tokenizer.json'];
@@ -72,10 +73,11 @@ export async function convertCheckpoint(opts: ConvertOptions): Promise<ConvertRe
     writeAll(path.join(work, 'config.json'), Buffer.from(`${JSON.stringify({ ...config, ghostline }, null, 2)}\n`));
     if (opts.signal?.aborted) throw new ConvertError(out, 'conversion cancelled');
     if (fs.existsSync(out)) fs.rmdirSync(out); // empty (checked above)
-    fs.renameSync(work, out);
+    // Retried while Windows keeps a just-written file open (a virus scan, the indexer): see folderSwap.ts.
+    await moveFolderInto(work, out, { hint: LOCKED_HINT });
   } catch (err) {
     writer?.abort();
-    fs.rmSync(work, { recursive: true, force: true });
+    removeQuietly(work);
     throw asWriteError(err);
   } finally {
     ck.close();
@@ -83,6 +85,21 @@ export async function convertCheckpoint(opts: ConvertOptions): Promise<ConvertRe
   const onnxFile = path.join(out, 'onnx', onnxName);
   const bytes = fs.statSync(onnxFile).size + writer!.dataBytes;
   return { out, onnxFile, bytes, seconds: (performance.now() - t0) / 1000, modelType: arch.modelType, quant };
+}
+
+const LOCKED_HINT = 'A virus scan or the search indexer usually lets go within seconds: convert again, or pick another output folder.';
+
+/**
+ * Removes the `.converting` folder after a failure without hiding the failure: a file Windows still holds open
+ * there is retried by rmSync itself (maxRetries covers EBUSY/EPERM/ENOTEMPTY), and one left anyway keeps the
+ * `.converting` name, which is never listed or loaded as a model.
+ */
+function removeQuietly(dir: string): void {
+  try {
+    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  } catch {
+    /* see above */
+  }
 }
 
 function readJsonObject(file: string): Record<string, unknown> {

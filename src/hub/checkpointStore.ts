@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { removeFolder } from '../platform/folderSwap';
 import { isInside, type PathModule } from '../platform/pathInside';
 import { INCOMPLETE_MARKER, MANIFEST, type ModelManifest } from './downloader';
 import { modelFolderName } from './recommended';
@@ -70,7 +71,8 @@ export function listCheckpoints(storageDir: string): StoredCheckpoint[] {
   }
   const out: StoredCheckpoint[] = [];
   for (const e of entries) {
-    if (!e.isDirectory() || e.name.startsWith('.')) continue;
+    // `.tmp-old-`: a removed folder that Windows kept locked (folderSwap.ts), no longer a checkpoint.
+    if (!e.isDirectory() || e.name.startsWith('.') || e.name.includes('.tmp-old-')) continue;
     const dir = path.join(root, e.name);
     let manifest: ModelManifest | undefined;
     try {
@@ -86,8 +88,8 @@ export function listCheckpoints(storageDir: string): StoredCheckpoint[] {
   return out.sort((a, b) => a.repo.localeCompare(b.repo));
 }
 
-/** Removes a checkpoint folder; refuses paths outside `<storageDir>/checkpoints/`. */
-export function removeCheckpoint(storageDir: string, dir: string): void {
+/** Removes a checkpoint folder whole (folderSwap.ts); refuses paths outside `<storageDir>/checkpoints/`. */
+export async function removeCheckpoint(storageDir: string, dir: string, log?: (m: string) => void): Promise<void> {
   if (!isCheckpointFolder(storageDir, dir)) throw new Error(`${dir} is not a downloaded checkpoint folder`);
-  fs.rmSync(path.resolve(dir), { recursive: true, force: true });
+  await removeFolder(path.resolve(dir), { log, hint: 'Close the program using it (a running conversion?), then delete it again.' });
 }

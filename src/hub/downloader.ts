@@ -4,6 +4,7 @@ import { fetchFile } from './fetchFile';
 import { formatBytes } from './format';
 import { fileMetadata, HubError, repoIdProblem, repoPathProblem, resolveEndpoint, resolveUrl, type FileMetadata, type HubOptions } from './hubClient';
 import { DEFAULT_RESERVE, ensureKind, fileSize, freeBytes, mkdirsInside, safeJoin, sha256File, unsafePath, type StatFsLike } from './localFiles';
+import { isLockError, retryWhileLocked } from '../platform/lockRetry';
 import { caseCollision, portablePathProblem } from './portablePath';
 import { modelFolderName, type ModelFile } from './recommended';
 import { downloadCancelled, withRetries } from './retry';
@@ -94,6 +95,18 @@ export interface ModelManifest {
 
 export function modelDir(storageDir: string, repo: string): string {
   return path.join(storageDir, 'models', modelFolderName(repo));
+}
+
+/** Deletes a file about to be downloaded again; on Windows the engine's open copy of it blocks that. */
+async function removeOldVersion(dest: string, file: string): Promise<void> {
+  try {
+    await retryWhileLocked(() => fs.rmSync(dest, { force: true }));
+  } catch (e) {
+    if (!isLockError(e)) throw e;
+    throw new HubError('disk', `${file}: ${dest} is open in another program, most likely as the model in use: select another model, then download again.`, {
+      file,
+    });
+  }
 }
 
 /** Downloads (or resumes) a model. Resolves with the folder; rejects with a HubError. */
@@ -204,7 +217,7 @@ export async function downloadModel(opts: DownloadModelOptions): Promise<Downloa
         continue;
       }
     }
-    if (existing !== undefined) fs.rmSync(dest, { force: true }); // a different version: replace it
+    if (existing !== undefined) await removeOldVersion(dest, f.path); // a different version: replace it
     current = 0;
     const res = await fetchFile({
       url: resolveUrl(endpoint, opts.repo, revision, f.path),

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { convertCheckpoint } from '../converter/convert';
+import { moveFolderInto } from '../platform/folderSwap';
 import { samePath } from '../platform/pathInside';
 import type { ConvertOptions, ConvertProgress, ConvertResult, Quant } from '../converter/types';
 import { checkpointDir, convertingDir, folderBytes } from './checkpointStore';
@@ -36,6 +37,11 @@ export interface InstallCheckpointOptions extends Omit<DownloadModelOptions, 'fi
   onProgress?: (p: InstallProgress) => void;
   /** The converter (tests inject one); default src/converter/convert.ts. */
   convert?: Converter;
+  /**
+   * Whether the engine has `dir` loaded. A folder in use is never replaced: on Windows its open files make
+   * the replace fail, and anywhere the engine would go on with a model that is no longer on disk.
+   */
+  inUse?: (dir: string) => boolean;
 }
 
 export interface InstallCheckpointResult {
@@ -115,6 +121,10 @@ export async function installCheckpoint(opts: InstallCheckpointOptions): Promise
   const base = { repo: opts.repo, revision, dir: out, checkpointDir: ckDir };
   const installed = listInstalledModels(opts.storageDir).find((m) => samePath(m.dir, out));
   if (installed) return { ...base, commit: installed.commit, checkpointBytes: folderBytes(ckDir), modelBytes: installed.sizeBytes, reused: true };
+  // Only a leftover that is not a whole model gets here; refused before any download when it is the one loaded.
+  if (opts.inUse?.(out) && fs.existsSync(out)) {
+    throw new ConvertFailedError(`${out} is the model in use and would be replaced: select another model, then download ${opts.repo} again`, ckDir);
+  }
 
   const { commit } = await downloadCheckpoint({ ...hub, revision, destDir: ckDir }, onProgress);
 
@@ -138,10 +148,9 @@ export async function installCheckpoint(opts: InstallCheckpointOptions): Promise
       converted: { from: 'safetensors', quant: converted.quant, modelType: converted.modelType, seconds: converted.seconds },
     };
     fs.writeFileSync(path.join(tmpOut, MANIFEST), JSON.stringify(manifest, null, 2));
-    // Not an installed model (checked above): a leftover that would block the rename.
-    fs.rmSync(out, { recursive: true, force: true });
+    // Not an installed model (checked above): a leftover, replaced whole or (a file in it locked) not at all.
     fs.mkdirSync(path.dirname(out), { recursive: true });
-    fs.renameSync(tmpOut, out);
+    await moveFolderInto(tmpOut, out, { log: opts.log });
   } catch (e) {
     if (opts.signal?.aborted) {
       throw new HubError(
@@ -156,7 +165,12 @@ export async function installCheckpoint(opts: InstallCheckpointOptions): Promise
     const msg = (e as Error)?.message ?? String(e);
     throw new ConvertFailedError(`Converting ${opts.repo} failed: ${msg}. The checkpoint is kept in ${ckDir}.`, ckDir, e);
   } finally {
-    fs.rmSync(work, { recursive: true, force: true });
+    // rmSync retries Windows' EBUSY/EPERM itself; a scratch folder left behind is not listed and is removed next time.
+    try {
+      fs.rmSync(work, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+    } catch (e) {
+      opts.log?.(`could not remove ${work}: ${(e as Error).message}`);
+    }
   }
   return { ...base, commit, checkpointBytes: folderBytes(ckDir), modelBytes: folderBytes(out), reused: false, converted };
 }

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { removeFolder } from '../platform/folderSwap';
 import { isInside, type PathModule } from '../platform/pathInside';
 import { INCOMPLETE_MARKER, MANIFEST, type ModelManifest } from './downloader';
 
@@ -130,8 +131,11 @@ export function isModelFolder(storageDir: string, dir: string, pathMod: PathModu
   return isInside(pathMod.resolve(storageDir, 'models'), dir, { path: pathMod });
 }
 
-/** Removes an installed (or partial) model folder; refuses paths outside `<storageDir>/models/`. */
-export function removeInstalledModel(storageDir: string, dir: string): void {
+/**
+ * Removes an installed (or partial) model folder whole, or not at all when a file in it is open (Windows: the
+ * model in use); refuses paths outside `<storageDir>/models/`.
+ */
+export async function removeInstalledModel(storageDir: string, dir: string, log?: (m: string) => void): Promise<void> {
   if (!isModelFolder(storageDir, dir)) throw new Error(`${dir} is not a downloaded model folder`);
-  fs.rmSync(path.resolve(dir), { recursive: true, force: true });
+  await removeFolder(path.resolve(dir), { log });
 }

@@ -25,6 +25,8 @@ export interface ModelCommandDeps {
   onModelSwitched?: (dir: string) => void;
   /** The checkpoint converter (tests); default `dist/cli.js convert` in a child process. */
   convert?: Converter;
+  /** Whether the engine has this model folder loaded: a conversion never replaces it (installCheckpoint.ts). */
+  modelInUse?: (dir: string) => boolean;
 }
 
 export interface DownloadRequest {
@@ -339,6 +341,7 @@ async function checkpointCommand(
         log: (m) => deps.log.warn(`download ${repo}: ${m}`),
         // A child process: the conversion must not block the extension host (progress, Cancel).
         convert: deps.convert ?? childProcessConverter(path.join(context.extensionPath, 'dist', 'cli.js')),
+        inUse: deps.modelInUse,
         onProgress: (p) => report(checkpointPercent(p), checkpointMessage(p)),
       });
     });
@@ -375,8 +378,13 @@ async function checkpointCommand(
       del = choice === label;
     }
     if (del) {
-      removeCheckpoint(storageDir(context), res.checkpointDir);
-      deps.log.info(`deleted checkpoint ${res.checkpointDir}`);
+      try {
+        await removeCheckpoint(storageDir(context), res.checkpointDir, (m) => deps.log.warn(m));
+        deps.log.info(`deleted checkpoint ${res.checkpointDir}`);
+      } catch (e) {
+        // Windows: a file in it still open (folderSwap.ts); the folder is left whole.
+        void vscode.window.showWarningMessage(`Ghostline: ${(e as Error).message}`);
+      }
     }
   }
   return res.dir;

@@ -153,8 +153,8 @@ test('a single-file checkpoint: downloaded apart, converted, only the converted 
   assert.equal(hub.log.length, 0);
 
   // The checkpoint can be deleted; the model stays.
-  assert.throws(() => removeCheckpoint(storage, res.dir), /not a downloaded checkpoint/);
-  removeCheckpoint(storage, ck);
+  await assert.rejects(removeCheckpoint(storage, res.dir), /not a downloaded checkpoint/);
+  await removeCheckpoint(storage, ck);
   assert.ok(!fs.existsSync(ck));
   assert.equal(listInstalledModels(storage).length, 1);
 });
@@ -310,6 +310,30 @@ test('a failed or cancelled conversion leaves nothing listed and keeps the check
   assert.ok(!hub.log.some((r) => r.server === 'cdn' && r.method === 'GET'), 'the kept checkpoint was not downloaded again');
   assertNothingListed();
   assert.ok(!fs.existsSync(convertingDir(storage, SINGLE)));
+});
+
+test('a leftover folder that is the model in use is refused before any download, and kept', async () => {
+  const out = modelDir(storage, SINGLE);
+  fs.mkdirSync(path.join(out, 'onnx'), { recursive: true });
+  fs.writeFileSync(path.join(out, 'onnx', 'model.onnx'), 'loaded'); // no config.json: not an installed model
+  const conv = fakeConverter();
+  await rejects(
+    installCheckpoint({ ...base(), repo: SINGLE, convert: conv.convert, inUse: (d) => d.toLowerCase() === out.toLowerCase() }),
+    ConvertFailedError,
+    /is the model in use and would be replaced: select another model/,
+  );
+  assert.equal(hub.log.length, 0);
+  assert.equal(conv.calls.length, 0);
+  assert.equal(fs.readFileSync(path.join(out, 'onnx', 'model.onnx'), 'utf8'), 'loaded');
+  // Not in use: the leftover is replaced whole by the converted folder.
+  const res = await installCheckpoint({ ...base(), repo: SINGLE, convert: conv.convert, inUse: () => false });
+  assert.ok(!fs.existsSync(path.join(res.dir, 'onnx', 'model.onnx')));
+  assert.ok(fs.existsSync(path.join(res.dir, 'onnx', 'model_q4.onnx')));
+  assert.deepEqual(
+    fs.readdirSync(path.dirname(out)).filter((n) => n.includes('.tmp-old-')),
+    [],
+    'the replaced leftover is deleted',
+  );
 });
 
 // qwen2 (one model.safetensors) through the extension's converter, the CLI in a child process; llama (sharded,

@@ -106,7 +106,7 @@ test('pickModelFiles prefers int8 on CPU and takes external data', () => {
   assert.deepEqual(none.missing, ['tokenizer.json', 'an .onnx file']);
 });
 
-test('installed models: complete folders only, with sizes', () => {
+test('installed models: complete folders only, with sizes', async () => {
   const storage = fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-installed-'));
   const mk = (name: string, files: Record<string, number>) => {
     for (const [f, n] of Object.entries(files)) {
@@ -132,8 +132,8 @@ test('installed models: complete folders only, with sizes', () => {
     ['acme/nomodel', 'acme/partial'],
   );
   assert.deepEqual(listInstalledModels(path.join(storage, 'missing')), []);
-  assert.throws(() => removeInstalledModel(storage, os.tmpdir()), /not a downloaded model/);
-  removeInstalledModel(storage, installed[0].dir);
+  await assert.rejects(removeInstalledModel(storage, os.tmpdir()), /not a downloaded model/);
+  await removeInstalledModel(storage, installed[0].dir);
   assert.deepEqual(listInstalledModels(storage), []);
 });
 
