@@ -2,6 +2,7 @@ import { formatBytes } from '../hub/format';
 import { convertCheckpoint } from '../converter/convert';
 import type { Quant } from '../converter/types';
 import { checkKnown, num, one, type ParsedArgs } from './args';
+import { onCancel } from '../platform/cancelSignals';
 
 /**
  * `ghostline convert --from DIR --out DIR [--quant q4|int8|fp32] [--block-size 32] [--accuracy-level 4] [--progress-json]`.
@@ -15,8 +16,7 @@ export async function convertCommand(args: ParsedArgs): Promise<number> {
   if (!from || !out) throw new Error('convert needs --from CHECKPOINT_DIR and --out MODEL_DIR');
   const json = args.flags.has('progress-json');
   const ac = new AbortController();
-  process.once('SIGINT', () => ac.abort());
-  process.once('SIGTERM', () => ac.abort());
+  onCancel(() => ac.abort()); // signals differ by platform: see cancelSignals.ts
   let lastPct = -1;
   const result = await convertCheckpoint({
     from,

@@ -1,13 +1,16 @@
 import { fork } from 'node:child_process';
+import { CANCEL_MESSAGE } from '../platform/cancelSignals';
 import type { ConvertOptions, ConvertProgress, ConvertResult } from '../converter/types';
 import type { Converter } from './installCheckpoint';
 
 /**
  * The converter in a child process: `node <cli> convert --from --out --progress-json` (src/cli/convertCommand.ts).
  * The conversion is CPU work of seconds to minutes; in the extension host it would freeze the editor, the
- * progress notification and its Cancel button. Progress comes back as JSON lines on stdout; a cancel sends
- * SIGTERM (the converter stops at the next layer and removes its `<out>.converting` folder), then SIGKILL if
- * it is still running 5 s later (installCheckpoint converts inside a scratch folder it removes anyway).
+ * progress notification and its Cancel button. Progress comes back as JSON lines on stdout; a cancel asks the
+ * converter to stop (it stops at the next layer and removes its `<out>.converting` folder), then kills it if it
+ * is still running 5 s later (installCheckpoint converts inside a scratch folder it removes anyway).
+ * Asking differs by platform: SIGTERM on Linux and macOS; on Windows `kill('SIGTERM')` is TerminateProcess,
+ * a hard kill with no cleanup, so the request goes as an IPC message there (src/platform/cancelSignals.ts).
  * No `vscode` import.
  */
 
@@ -25,7 +28,7 @@ function lastError(stderr: string): string | undefined {
 }
 
 /** A Converter that runs `cliPath` (dist/cli.js in the extension) with the current node/Electron binary. */
-export function childProcessConverter(cliPath: string): Converter {
+export function childProcessConverter(cliPath: string, platform: NodeJS.Platform = process.platform): Converter {
   return (o: ConvertOptions) =>
     new Promise<ConvertResult>((resolve, reject) => {
       if (o.signal?.aborted) return reject(new ConverterProcessError('conversion cancelled'));
@@ -57,7 +60,8 @@ export function childProcessConverter(cliPath: string): Converter {
       });
       child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-8000)));
       const onAbort = () => {
-        child.kill('SIGTERM');
+        if (platform === 'win32' && child.connected) child.send(CANCEL_MESSAGE, () => undefined);
+        else child.kill('SIGTERM');
         setTimeout(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'), 5000).unref();
       };
       o.signal?.addEventListener('abort', onAbort, { once: true });
