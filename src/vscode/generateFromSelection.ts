@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { Generator } from '../completion/generator';
+import { toEol } from '../completion/lineEndings';
 import type { Config } from './config';
 import type { StatusBar } from './statusBar';
 
@@ -106,6 +107,6 @@ export async function generateFromSelection(
   if (choice !== 'Insert') return null;
   if (doc.version !== versionAtStart) deps.log.warn('the document changed while generating; inserting at the original position');
   const edit = new vscode.WorkspaceEdit();
-  edit.insert(doc.uri, end, text);
+  edit.insert(doc.uri, end, toEol(text, doc.eol === vscode.EndOfLine.CRLF ? '\r\n' : '\n')); // lineEndings.ts
   return (await vscode.workspace.applyEdit(edit)) ? text : null;
 }

@@ -4,6 +4,7 @@ import type { CompletionOutcome, CompletionService } from '../completion/complet
 import type { SessionStats } from '../completion/sessionStats';
 import type { CompletionRequest } from '../completion/types';
 import type { Config } from './config';
+import { toEol } from '../completion/lineEndings';
 import { documentSource } from './documentSource';
 import type { StatusBar } from './statusBar';
 
@@ -51,7 +52,7 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
     const sub = token.onCancellationRequested(() => ac.abort());
     try {
       const peeked = explicit ? null : service.peek(req);
-      if (peeked) return this.items(peeked, position, service);
+      if (peeked) return this.items(peeked, document, position, service);
       if (!explicit && !(await sleep(deps.debounce.delay(deps.config.debounceMs(document)), token))) return undefined;
       const end = deps.status.begin();
       try {
@@ -69,7 +70,7 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
         // A success clears a request error (a crashed worker that restarted), unless the model itself has
         // gone meanwhile (a failed load replaced this service).
         if (deps.status.current === 'error' && deps.service() === answered) deps.status.set('idle');
-        return this.items(outcome, position, answered);
+        return this.items(outcome, document, position, answered);
       } finally {
         end();
       }
@@ -85,7 +86,7 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
     }
   }
 
-  private items(o: CompletionOutcome, position: vscode.Position, from: CompletionService): vscode.InlineCompletionItem[] {
+  private items(o: CompletionOutcome, document: vscode.TextDocument, position: vscode.Position, from: CompletionService): vscode.InlineCompletionItem[] {
     this.deps.stats.record(o, this.deps.serverName?.(from));
     this.deps.status.render();
     const confidence = o.confidence === null ? '' : `, confidence ${o.confidence.toFixed(2)}`;
@@ -97,8 +98,12 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
       this.deps.log.debug(`held back (${o.source}${confidence} below ghostline.inline.minConfidence)`);
     }
     const range = new vscode.Range(position, position);
+    // The pipeline's text is LF only; a CRLF document gets its own line ending (src/completion/lineEndings.ts).
+    // The accepted count stays in LF characters, the same on every platform.
+    const eol = document.eol === vscode.EndOfLine.CRLF ? '\r\n' : '\n';
     return o.items.map(
-      (text) => new vscode.InlineCompletionItem(text, range, { title: 'Ghostline: accepted', command: 'ghostline.accepted', arguments: [text.length] }),
+      (text) =>
+        new vscode.InlineCompletionItem(toEol(text, eol), range, { title: 'Ghostline: accepted', command: 'ghostline.accepted', arguments: [text.length] }),
     );
   }
 }

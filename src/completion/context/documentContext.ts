@@ -1,3 +1,4 @@
+import { LINE_BREAK } from '../lineEndings';
 import type { CursorPosition, DocumentContext, TextSource } from '../types';
 
 export interface WindowBudget {
@@ -114,14 +115,16 @@ function clipLine(l: string): string {
   return l.length > MAX_LINE_CHARS ? l.slice(0, MAX_LINE_CHARS) : l;
 }
 
-/** A TextSource over a string (CLI, tests). Splits once. */
+/** A TextSource over a string (CLI, tests). Splits once, on every line break VS Code knows (a lone "\r" too). */
 export function textSource(text: string): TextSource {
-  const lines = text.split(/\r?\n/);
+  const lines = text.split(LINE_BREAK);
   return { lineCount: lines.length, lineAt: (i) => lines[i] ?? '' };
 }
 
 /** The cursor position at a character offset of a string. */
 export function positionAt(text: string, offset: number): CursorPosition {
-  const before = text.slice(0, offset).split(/\r?\n/);
+  // An offset between the "\r" and "\n" of one CRLF is the end of that line, not the start of a new one.
+  const inCrlf = offset > 0 && text[offset - 1] === '\r' && text[offset] === '\n';
+  const before = text.slice(0, inCrlf ? offset - 1 : offset).split(LINE_BREAK);
   return { line: before.length - 1, character: before[before.length - 1].length };
 }

@@ -4,6 +4,7 @@ import { dropRepeatOfNextLines } from './dropRepeatOfNextLines';
 import { dropTrivial } from './dropTrivial';
 import { dropUnfinishedLine } from './dropUnfinishedLine';
 import type { CompletionFilter, FilterContext } from './filterContext';
+import { normalizeLineEndings } from './normalizeLineEndings';
 import { reindentWhitespaceLine } from './reindentWhitespaceLine';
 import { repetitionGuard } from './repetitionGuard';
 import { stopAtUnmatchedBracket } from './stopAtUnmatchedBracket';
@@ -11,6 +12,7 @@ import { trimSuffixOverlap } from './trimSuffixOverlap';
 
 /** The filters, in the order they run. Each sees the previous one's output; null stops the pipeline. */
 export const FILTERS: ReadonlyArray<readonly [string, CompletionFilter]> = [
+  ['normalizeLineEndings', normalizeLineEndings],
   ['dropUnfinishedLine', dropUnfinishedLine],
   ['reindentWhitespaceLine', reindentWhitespaceLine],
   ['repetitionGuard', repetitionGuard],
