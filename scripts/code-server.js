@@ -17,7 +17,7 @@ const os = require('node:os');
 const net = require('node:net');
 const http = require('node:http');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const setup = require('./setup-code-server');
 
 const ROOT = path.resolve(__dirname, '..');
@@ -37,6 +37,7 @@ const KEEP_RUNS = 8;
  * @property {boolean} [install] install code-server first when missing (default true)
  * @property {number} [startTimeoutMs] how long to wait for the server to answer (default 60 s)
  * @property {string[]} [args] extra code-server command-line arguments
+ * @property {string[]} [vsix] .vsix files installed into the run's own (empty) extensions folder before start
  */
 
 /**
@@ -198,6 +199,7 @@ function listFiles(dir, out = []) {
  *   host         bind address (default 127.0.0.1)
  *   quiet        do not echo the server's output (it always goes to <runDir>/code-server.log)
  *   install      install code-server first when missing (default true)
+ *   vsix         .vsix files to install into the run's clean extensions folder first (what users install)
  * @param {StartOptions} [opts]
  */
 async function startCodeServer(opts = {}) {
@@ -253,6 +255,14 @@ async function startCodeServer(opts = {}) {
   delete env.PASSWORD;
   delete env.HASHED_PASSWORD;
   delete env.PORT;
+
+  const dirArgs = ['--config', configFile, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir];
+  for (const vsix of opts.vsix || []) {
+    // code-server's own installer, as a user's `--install-extension` would run it; it fails loudly on a bad package.
+    const r = spawnSync(process.execPath, [entry, ...dirArgs, '--install-extension', path.resolve(vsix)], { cwd: runDir, env, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`installing ${vsix} failed (${r.status}): ${(r.stderr || r.stdout).trim()}`);
+    _log(`installed ${path.basename(vsix)}: ${r.stdout.trim().split('\n').pop()}`);
+  }
 
   const args = [
     entry,

@@ -1,43 +1,86 @@
 #!/usr/bin/env node
-// npm run package [-- --target linux-x64]: a platform-specific .vsix carrying only that platform's
-// onnxruntime binaries (the npm package holds all of them: ~290 MB unpacked).
+// npm run package [-- --all | --target linux-x64[,win32-x64...]] [--out-dir DIR]
+// Builds the production bundle once, then one .vsix per target (default: this machine's), each carrying only
+// its own onnxruntime binding and library (scripts/vsix-targets.js). Every .vsix is checked after it is built
+// (scripts/vsix-check.js): a package with a missing file, another platform's binary, a development file or
+// over 40 MiB fails the command, so packaging cannot break silently.
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { TARGETS, hostTarget, nativeDir, targetOf } = require('./vsix-targets');
+const { checkVsix } = require('./vsix-check');
 
 const root = path.resolve(__dirname, '..');
-const argv = process.argv.slice(2);
-const targetArg = argv.indexOf('--target');
-const target = targetArg >= 0 ? argv[targetArg + 1] : `${process.platform === 'win32' ? 'win32' : process.platform}-${process.arch}`;
-const [platform, arch] = target.split('-');
-const ortBin = 'node_modules/onnxruntime-node/bin/napi-v6';
-const others = [];
-for (const p of fs.readdirSync(path.join(root, ortBin))) {
-  for (const a of fs.readdirSync(path.join(root, ortBin, p))) {
-    if (p !== platform || a !== arch) others.push(`${ortBin}/${p}/${a}/**`);
+
+/** @param {string[]} argv */
+function parseArgs(argv) {
+  /** @type {string[]} */
+  const targets = [];
+  let outDir = root;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--all') targets.push(...Object.keys(TARGETS));
+    else if (a === '--target') targets.push(...(argv[++i] ?? '').split(',').filter((t) => t));
+    else if (a === '--out-dir') outDir = path.resolve(argv[++i] ?? '.');
+    else throw new Error(`unknown option ${a} (--all, --target a,b, --out-dir DIR)`);
   }
+  if (targets.length === 0) targets.push(hostTarget());
+  for (const t of targets) targetOf(t); // an unknown target fails before anything is built
+  return { targets: [...new Set(targets)], outDir };
 }
-const ignore = path.join(os.tmpdir(), `ghostline-vscodeignore-${process.pid}`);
-fs.writeFileSync(ignore, `${fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8')}\n${others.join('\n')}\n`);
-const out = path.join(root, `ghostline-${target}.vsix`);
+
 /**
- * @param {string} cmd
- * @param {string[]} args
+ * @param {string} target
+ * @param {string} outDir
  */
-const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
-run(process.execPath, ['esbuild.js', '--production']);
-run(process.execPath, [
-  require.resolve('@vscode/vsce/vsce', { paths: [root] }),
-  'package',
-  '--target',
-  target,
-  '--ignoreFile',
-  ignore,
-  '--out',
-  out,
-  '--allow-missing-repository',
-  '--skip-license',
-]);
-fs.rmSync(ignore);
-console.log(`${path.basename(out)}: ${(fs.statSync(out).size / 1e6).toFixed(1)} MB`);
+function packageTarget(target, outDir) {
+  const t = targetOf(target);
+  const dir = nativeDir(t);
+  for (const f of [t.binding, t.runtime]) {
+    if (!fs.existsSync(path.join(root, dir, f))) throw new Error(`${dir}/${f} is missing: run npm ci (onnxruntime-node ships it)`);
+  }
+  const ignore = path.join(os.tmpdir(), `ghostline-vscodeignore-${process.pid}-${target}`);
+  const base = fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8');
+  fs.writeFileSync(ignore, `${base}\n!${dir}/${t.binding}\n!${dir}/${t.runtime}\n`);
+  const out = path.join(outDir, `ghostline-${target}.vsix`);
+  fs.rmSync(out, { force: true });
+  try {
+    execFileSync(
+      process.execPath,
+      [require.resolve('@vscode/vsce/vsce', { paths: [root] }), 'package', '--target', target, '--ignoreFile', ignore, '--out', out],
+      { cwd: root, stdio: 'inherit' },
+    );
+  } finally {
+    fs.rmSync(ignore, { force: true });
+  }
+  return out;
+}
+
+async function main() {
+  const { targets, outDir } = parseArgs(process.argv.slice(2));
+  fs.mkdirSync(outDir, { recursive: true });
+  // Stale source maps from a development build are not packaged (.vscodeignore takes dist/*.js only).
+  execFileSync(process.execPath, ['esbuild.js', '--production'], { cwd: root, stdio: 'inherit' });
+  let failed = 0;
+  for (const target of targets) {
+    const out = packageTarget(target, outDir);
+    const problems = await checkVsix(out, target);
+    const mb = (fs.statSync(out).size / 2 ** 20).toFixed(1);
+    if (problems.length === 0) {
+      console.log(`${path.relative(process.cwd(), out)}: ${mb} MiB, contents checked`);
+    } else {
+      failed++;
+      console.error(`${path.relative(process.cwd(), out)}: ${mb} MiB, WRONG:\n  ${problems.join('\n  ')}`);
+    }
+  }
+  return failed === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(`npm run package: ${err instanceof Error ? err.message : err}`);
+    process.exit(1);
+  },
+);

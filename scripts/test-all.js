@@ -4,11 +4,18 @@
 //   2. typecheck     tsc -p .  (into a fresh out/: a test file renamed away must not linger there), and
 //                    tsc -p tsconfig.scripts.json (checkJs on scripts/ and test/e2e/)
 //   3. lint          biome ci . (lint rules and formatting; `npm run format` fixes what it can)
-//   4. unit          node --test --test-concurrency=1 <out/test/**/*.test.js, except integration/ and e2e/>
-//   5. code-server   node scripts/setup-code-server.js  (once; cached in .e2e/)
-//   6. integration   node scripts/run-integration.js    (test/integration in a real extension host)
-//   7. browser e2e   node test/e2e/browser.e2e.js       (ghost text in the real UI)
-// Options: --unit (steps 1-4 only), --no-e2e (skip step 7), --no-integration (skip step 6).
+//   4. unit          node --test --test-concurrency=1 <out/test/**/*.test.js, except the tiers below,
+//                    integration/, e2e/ and package/>
+//   5. root          *.root.test.js: tests that need root (a tmpfs mounted for a real full disk)
+//   6. llama-server  *.llama.test.js: tests against a real llama-server (built once from source: cmake, git)
+//   7. package       node scripts/package.js --all (one .vsix per platform, each checked), then
+//                    test/package/vsix.test.js reads every .vsix
+//   8. code-server   node scripts/setup-code-server.js  (once; cached in .e2e/)
+//   9. integration   node scripts/run-integration.js    (test/integration in a real extension host)
+//  10. browser e2e   node test/e2e/browser.e2e.js --vsix ghostline-<this platform>.vsix (the package installed
+//                    into a clean code-server profile: what users install, not this folder)
+// Options: --unit (steps 1-4 only, for contributors without root or cmake; it says what it leaves out),
+//          --no-e2e (skip step 10), --no-integration (skip step 9).
 // Exit code: 0 when every step that ran passed.
 
 const fs = require('node:fs');
@@ -21,9 +28,17 @@ const unitOnly = args.includes('--unit');
 const noE2e = args.includes('--no-e2e');
 const noIntegration = args.includes('--no-integration');
 
+/** Test files that need more than Node: their own steps, left out of `test:unit` (with a word on why). */
+const TIERS = {
+  root: { suffix: '.root.test.js', needs: 'root (a tmpfs is mounted for a real full disk)' },
+  llama: { suffix: '.llama.test.js', needs: 'a llama-server built from source (cmake, g++, git; once, into ~/.cache/ghostline)' },
+};
+/** @param {string} f */
+const tierOf = (f) => Object.values(TIERS).find((t) => f.endsWith(t.suffix));
+
 // Node 20's `node --test <dir>` runs every .js file under a folder named `test`, including the integration
-// modules that need the `vscode` API, and it does not expand globs: list the unit test files ourselves.
-function unitTestFiles() {
+// modules that need the `vscode` API, and it does not expand globs: list the test files ourselves.
+function allTestFiles() {
   const base = path.join(ROOT, 'out', 'test');
   /** @type {string[]} */
   const out = [];
@@ -32,7 +47,7 @@ function unitTestFiles() {
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
       const p = path.join(dir, e.name);
       if (e.isDirectory()) {
-        if (!(dir === base && (e.name === 'integration' || e.name === 'e2e'))) walk(p);
+        if (!(dir === base && (e.name === 'integration' || e.name === 'e2e' || e.name === 'package'))) walk(p);
       } else if (e.name.endsWith('.test.js')) {
         out.push(path.relative(ROOT, p));
       }
@@ -40,6 +55,19 @@ function unitTestFiles() {
   };
   if (fs.existsSync(base)) walk(base);
   return out.sort();
+}
+
+const unitTestFiles = () => allTestFiles().filter((f) => !tierOf(f));
+/** @param {{ suffix: string }} tier */
+const tierFiles = (tier) => allTestFiles().filter((f) => f.endsWith(tier.suffix));
+/** @param {string[]} files */
+const nodeTest = (files) => run(node, ['--test', '--test-concurrency=1', ...files]);
+
+/** This platform's .vsix, which the browser e2e installs. */
+function hostVsix() {
+  const { TARGETS, hostTarget } = require('./vsix-targets');
+  const t = hostTarget();
+  return TARGETS[t] ? path.join(ROOT, `ghostline-${t}.vsix`) : null;
 }
 
 /**
@@ -67,6 +95,7 @@ const tsc = (() => {
   }
 })();
 
+/** @type {{ name: string, run: () => Promise<number | string>, critical?: boolean, full?: boolean, skip?: boolean }[]} */
 const steps = [
   { name: 'build', run: () => run(node, ['esbuild.js']), critical: true },
   {
@@ -97,12 +126,38 @@ const steps = [
     run: () => {
       const files = unitTestFiles();
       if (files.length === 0) return Promise.resolve('no unit tests found in out/test');
-      return run(node, ['--test', '--test-concurrency=1', ...files]);
+      return nodeTest(files);
     },
   },
-  { name: 'code-server', run: () => run(node, ['scripts/setup-code-server.js']), critical: true, browser: true },
-  { name: 'integration', run: () => run(node, ['scripts/run-integration.js']), browser: true, skip: noIntegration },
-  { name: 'browser e2e', run: () => run(node, ['test/e2e/browser.e2e.js']), browser: true, skip: noE2e },
+  ...Object.entries(TIERS).map(([name, tier]) => ({
+    name: name === 'llama' ? 'llama-server' : name,
+    run: () => {
+      const files = tierFiles(tier);
+      return files.length === 0 ? Promise.resolve(`no ${tier.suffix} files in out/test`) : nodeTest(files);
+    },
+    full: true,
+  })),
+  {
+    name: 'package',
+    run: async () => {
+      const code = await run(node, ['scripts/package.js', '--all']);
+      return code === 0 ? nodeTest(['out/test/package/vsix.test.js']) : code;
+    },
+    full: true,
+  },
+  { name: 'code-server', run: () => run(node, ['scripts/setup-code-server.js']), critical: true, full: true },
+  { name: 'integration', run: () => run(node, ['scripts/run-integration.js']), full: true, skip: noIntegration },
+  {
+    name: 'browser e2e',
+    run: () => {
+      const vsix = hostVsix();
+      if (!vsix) return Promise.resolve(`no .vsix target for ${process.platform}-${process.arch}`);
+      if (!fs.existsSync(vsix)) return Promise.resolve(`${path.basename(vsix)} was not built (the package step failed)`);
+      return run(node, ['test/e2e/browser.e2e.js', '--vsix', vsix]);
+    },
+    full: true,
+    skip: noE2e,
+  },
 ];
 
 async function main() {
@@ -110,7 +165,7 @@ async function main() {
   const results = [];
   let blocked = null;
   for (const step of steps) {
-    if (step.skip || (unitOnly && step.browser)) {
+    if (step.skip || (unitOnly && step.full)) {
       results.push({ name: step.name, status: 'skipped', ms: 0 });
       continue;
     }
@@ -126,6 +181,13 @@ async function main() {
     if (!ok && step.critical) blocked = step.name;
   }
   const failed = results.filter((r) => r.status !== 'passed' && r.status !== 'skipped');
+  if (unitOnly) {
+    for (const tier of Object.values(TIERS)) {
+      const n = tierFiles(tier).length;
+      if (n > 0) console.log(`[test] test:unit left out ${n} test file(s) (*${tier.suffix.replace('.js', '.ts')}) that need ${tier.needs}: npm test runs them`);
+    }
+    console.log('[test] test:unit left out packaging, the VS Code integration suite and the browser e2e: npm test runs them');
+  }
   console.log('\n[test] ==== summary ====');
   for (const r of results) {
     console.log(`[test]   ${r.name.padEnd(12)} ${r.status.padEnd(28)} ${r.ms ? `${(r.ms / 1000).toFixed(1)} s` : ''}`);

@@ -91,6 +91,8 @@ export class CompletionService {
   private inflight: InFlight | null = null;
   private cptEstimate: CharsPerTokenEstimate | null = null;
   private prefetching: Promise<unknown> | null = null;
+  /** Set by close(): a retired backend's service sends nothing more (no request, no prefetch). */
+  private closed = false;
   /** Per file, the window start of the last prompt sent to the model (documentContext's keepStart). */
   private readonly windowStarts = new Map<string, number>();
 
@@ -183,7 +185,7 @@ export class CompletionService {
       if (rest.length > 0) return done({ items: rest, confidence: scored.confidence, raw: running.streamed, source: 'inflight', cancelled: false });
       if (signal?.aborted) return done({ items: [], confidence: null, raw: null, source: 'none', cancelled: true });
     }
-    if (signal?.aborted) return done({ items: [], confidence: null, raw: null, source: 'none', cancelled: true });
+    if (signal?.aborted || this.closed) return done({ items: [], confidence: null, raw: null, source: 'none', cancelled: true });
 
     const result = await this.runModel(req, ctx, hash, mode, extra, template, wantAlternatives ? s.alternatives : 1, signal);
     // Prefetch only after a suggestion the user sees: one the gate holds back will not be accepted.
@@ -197,6 +199,7 @@ export class CompletionService {
    * server's warm-up). False when the backend has no such request: the caller completes instead.
    */
   async warm(req: CompletionRequest, signal?: AbortSignal): Promise<boolean> {
+    if (this.closed) return true; // a retired backend warms nothing, and nothing else should try
     if (!this.generator.warm) return false;
     const { template, ctx, extra } = this.prepare(req);
     this.rememberWindowStart(req.path, ctx.prefixStartLine);
@@ -286,7 +289,7 @@ export class CompletionService {
 
   /** Computes, when idle, the suggestion that would follow `accepted` (llama.vscode's speculative prefetch). */
   private prefetchAfter(req: CompletionRequest, accepted: string): void {
-    if (this.prefetching) return;
+    if (this.prefetching || this.closed) return;
     const next = insertAt(req.doc, req.cursor, accepted);
     // No signal: it runs until done (bounded by the preset) unless a request for another context needs the model.
     this.prefetching = this.complete({ ...req, doc: next.doc, cursor: next.cursor, explicit: false })
@@ -302,6 +305,15 @@ export class CompletionService {
   /** Aborts whatever the model is doing for this service. */
   cancelAll(): void {
     this.inflight?.abort();
+  }
+
+  /**
+   * Retires the service (its backend is being replaced): what runs is aborted, and every later request is
+   * answered as cancelled without reaching the generator, prefetches included. Cached results still serve.
+   */
+  close(): void {
+    this.closed = true;
+    this.cancelAll();
   }
 }
 

@@ -112,6 +112,11 @@ export class BackendRouter implements vscode.Disposable {
    * together (several settings written at once) make one connection, not one per setting.
    */
   connect(): Promise<void> {
+    // The old connection is retired at once, not after the coalescing delay: no request or prefetch goes to
+    // a server (or with a key, a format) the user has just changed away from, and a connection still being
+    // made for the old settings is abandoned.
+    this.generation++;
+    this.retire();
     this.pending ??= new Promise<void>((resolve) => setTimeout(resolve, CONNECT_COALESCE_MS)).then(() => {
       this.pending = null;
       return this.connectNow();
@@ -121,9 +126,7 @@ export class BackendRouter implements vscode.Disposable {
 
   private async connectNow(): Promise<void> {
     const gen = ++this.generation;
-    this.server?.service.cancelAll();
-    void this.server?.http.close().catch(() => undefined);
-    this.server = null;
+    this.retire();
     const settings = this.d.config.server();
     this.wanted = settings.backend === 'local' ? null : settings;
     this.d.loader.primary = settings.backend === 'local';
@@ -202,7 +205,12 @@ export class BackendRouter implements vscode.Disposable {
 
   dispose(): void {
     this.generation++;
-    this.server?.service.cancelAll();
+    this.retire();
+  }
+
+  /** Closes the current server backend: its requests are aborted, its service answers nothing more. */
+  private retire(): void {
+    this.server?.service.close();
     void this.server?.http.close().catch(() => undefined);
     this.server = null;
   }

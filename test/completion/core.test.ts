@@ -195,3 +195,32 @@ test('service: a failing generator fails the request with its error (no hang, no
   await assert.rejects(svc.complete(request('x = '), new AbortController().signal), /worker exited/);
   assert.equal(svc.peek(request('x = ')), null);
 });
+
+test('service: close() retires it: what runs is aborted, nothing more reaches the generator, prefetches included', async () => {
+  const gen = new FakeGenerator();
+  const svc = service(gen, { ...settings, prefetch: true });
+  // A suggestion that arrives as the service is closed: shown, but its prefetch is not sent.
+  const finishing = svc.complete(request('x = '));
+  await sleep(0);
+  gen.calls[0].finish('foo(1)');
+  svc.close();
+  assert.deepEqual((await finishing).items, ['foo(1)']);
+  await svc.idle();
+  assert.equal(gen.calls.length, 1, 'no prefetch after close');
+  // A new request is answered as cancelled without a model call; a cached one still serves.
+  const later = await svc.complete(request('y = '));
+  assert.equal(later.cancelled, true);
+  assert.equal(gen.calls.length, 1);
+  assert.equal((await svc.complete(request('x = f'))).source, 'cache');
+});
+
+test('service: close() aborts the running generation', async () => {
+  const gen = new FakeGenerator();
+  const svc = service(gen);
+  const running = svc.complete(request('x = '));
+  await sleep(0);
+  gen.calls[0].stream('foo');
+  svc.close();
+  assert.equal(gen.calls[0].signal?.aborted, true);
+  assert.deepEqual((await running).items, []);
+});

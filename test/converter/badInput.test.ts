@@ -1,14 +1,15 @@
 import * as assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { convertCheckpoint, PARTIAL_SUFFIX } from '../../src/converter/convert';
 import { ConvertError } from '../../src/converter/errors';
 import type { Quant } from '../../src/converter/types';
 import { ROOT } from '../helpers';
 import { Checkpoint } from '../../src/converter/safetensors';
 import { CHECKPOINTS, copyCheckpointMeta, f32Bytes, tempDir, writeSafetensors, type TensorSpec } from './checkpointFixtures';
+import { assertNothingLeft, copyFixture as copyFixtureUnder, expectRefused, type Fixture } from './refusal';
 
 /**
  * Issue 12, "Bad input": every broken checkpoint is refused with an error that names the file (and the
@@ -16,21 +17,10 @@ import { CHECKPOINTS, copyCheckpointMeta, f32Bytes, tempDir, writeSafetensors, t
  * neither `out` nor `out.converting` exists afterwards.
  */
 
-type Fixture = 'qwen2' | 'llama' | 'llama-untied' | 'starcoder2';
-
 const root = tempDir('bad-input');
 after(() => fs.rmSync(root, { recursive: true, force: true }));
 let serial = 0;
-
-/** A private copy of a checkpoint fixture (weights included), for breaking. */
-function copyFixture(name: Fixture): string {
-  const dir = path.join(root, `${serial++}-${name}`);
-  fs.mkdirSync(dir);
-  for (const f of fs.readdirSync(path.join(CHECKPOINTS, name))) {
-    if (f !== 'reference.json') fs.copyFileSync(path.join(CHECKPOINTS, name, f), path.join(dir, f));
-  }
-  return dir;
-}
+const copyFixture = (name: Fixture) => copyFixtureUnder(root, name);
 
 // ---- editing files of the copy ----------------------------------------------------------------------------
 
@@ -93,38 +83,6 @@ const DOWN1 = 'model.layers.1.mlp.down_proj.weight';
 const EMBED = 'model.embed_tokens.weight';
 
 // ---- the checks ---------------------------------------------------------------------------------------------
-
-/** Nothing that could pass for a model: neither the folder nor its work-in-progress twin. */
-function assertNothingLeft(out: string): void {
-  assert.ok(!fs.existsSync(out), `${out} was left behind`);
-  assert.ok(!fs.existsSync(out + PARTIAL_SUFFIX), `${out + PARTIAL_SUFFIX} was left behind`);
-}
-
-interface Expect {
-  /** The file the message must name (absolute). */
-  file: string;
-  /** The tensor it must name, quoted. */
-  tensor?: string;
-  /** What is wrong, in words. */
-  says: RegExp;
-}
-
-async function expectRefused(from: string, out: string, quant: Quant, e: Expect): Promise<ConvertError> {
-  let caught: unknown;
-  try {
-    await convertCheckpoint({ from, out, quant });
-  } catch (err) {
-    caught = err;
-  }
-  assert.ok(caught, 'the conversion succeeded');
-  const err = caught as Error;
-  assert.ok(err instanceof ConvertError, `not a ConvertError: ${err.stack}`);
-  assert.ok(err.message.includes(e.file), `the message does not name ${e.file}:\n  ${err.message}`);
-  if (e.tensor) assert.ok(err.message.includes(`"${e.tensor}"`), `the message does not name tensor "${e.tensor}":\n  ${err.message}`);
-  assert.match(err.message, e.says);
-  assertNothingLeft(out);
-  return err;
-}
 
 interface BadCase {
   name: string;
@@ -526,68 +484,6 @@ describe('cancel', () => {
       assertNothingLeft(out);
     });
   }
-});
-
-describe('full disk (a small tmpfs as the parent of out)', () => {
-  /** Mounts a tmpfs of `opts` (e.g. "size=200k"): a real ENOSPC, not a mock. Needs root (as CI and the dev container run). */
-  function withTmpfs(opts: string, fn: (dir: string) => Promise<void>): () => Promise<void> {
-    return async () => {
-      const dir = path.join(root, `tmpfs-${serial++}`);
-      fs.mkdirSync(dir);
-      try {
-        execFileSync('mount', ['-t', 'tmpfs', '-o', opts, 'tmpfs', dir], { stdio: 'pipe' });
-      } catch (err) {
-        // Deliberately a failure, never a skip: a full-disk test that did not run must not look like a pass.
-        assert.fail(
-          `cannot mount a tmpfs for the full-disk test (needs root): ${(err as { stderr?: Buffer }).stderr?.toString().trim() || (err as Error).message}`,
-        );
-      }
-      try {
-        await fn(dir);
-      } finally {
-        execFileSync('umount', [dir]);
-      }
-    };
-  }
-
-  // Pages (tmpfs counts 4 KiB pages) each file of a complete q4 conversion of qwen2 takes, to end the disk at
-  // each stage of the writing: the file named is the one that no longer fits.
-  const PAGE = 4096;
-  let pages: (file: string) => number;
-  before(async () => {
-    const r = await convertCheckpoint({ from: path.join(CHECKPOINTS, 'qwen2'), out: path.join(root, `sizes-${serial++}`), quant: 'q4' });
-    pages = (file) => Math.ceil(fs.statSync(path.join(r.out, file)).size / PAGE);
-  });
-  const DATA = 'onnx/model_q4.onnx_data';
-  const GRAPH = 'onnx/model_q4.onnx';
-  // Written in this order: weights, graph, tokenizer.json, generation_config.json, tokenizer_config.json, config.json.
-  const stages: [string, () => number][] = [
-    ['model_q4.onnx_data', () => 50],
-    ['model_q4.onnx', () => pages(DATA) + 1],
-    ['tokenizer.json', () => pages(DATA) + pages(GRAPH) + 1],
-    ['config.json', () => pages(DATA) + pages(GRAPH) + pages('tokenizer.json') + pages('generation_config.json') + pages('tokenizer_config.json')],
-  ];
-  for (const [file, budget] of stages) {
-    test(`disk full while writing ${file}`, async (t) => {
-      await withTmpfs(`size=${budget() * 4}k`, async (dir) => {
-        const from = copyFixture('qwen2');
-        const out = path.join(dir, 'model');
-        const err = await expectRefused(from, out, 'q4', { file: out + PARTIAL_SUFFIX, says: /cannot be written: the disk is full/ });
-        assert.equal(path.basename(err.file), file, err.message);
-        t.diagnostic(err.message.replace(root, '<tmp>'));
-        assert.deepEqual(fs.readdirSync(dir), [], 'the tmpfs is empty again');
-      })();
-    });
-  }
-  test(
-    'no inodes left for the work folder',
-    withTmpfs('size=1m,nr_inodes=2', async (dir) => {
-      const from = copyFixture('qwen2');
-      const out = path.join(dir, 'model');
-      const err = await expectRefused(from, out, 'q4', { file: out + PARTIAL_SUFFIX, says: /cannot be written: the disk is full/ });
-      assert.deepEqual(fs.readdirSync(dir), [], `the tmpfs is empty again (${err.message})`);
-    }),
-  );
 });
 
 describe('CLI', () => {

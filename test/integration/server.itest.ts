@@ -152,29 +152,36 @@ test('ollama backend against a stub of its documented protocol: NDJSON streaming
     const editor = await openAt('ollama.py', 'def square(x):\n    return \n', 'return ');
     const got = await triggerAndAccept(editor);
     assert.equal(got.trim(), 'x * x');
-    // The streamed suggestion request (warm-ups, stream false, may come before it).
-    const generate = stub.requests.find((r) => typeof r === 'object' && r !== null && 'suffix' in r && (r as { stream?: unknown }).stream === true) as
-      | Record<string, unknown>
-      | undefined;
-    assert.ok(generate, 'a streamed /api/generate request with a suffix');
+    // Requests are told apart by their document, never by their order: a prefetch after the accepted
+    // suggestion may reach the stub at any time (warm-ups, stream false, may come first).
+    const streamedFor = (marker: string) =>
+      stub.requests.find(
+        (r): r is Record<string, unknown> =>
+          typeof r === 'object' && r !== null && (r as { stream?: unknown }).stream === true && JSON.stringify(r).includes(marker),
+      );
+    const generate = streamedFor('def square(x)');
+    assert.ok(generate, 'a streamed /api/generate request for ollama.py');
     assert.equal(generate.model, 'qwen2.5-coder:1.5b');
+    assert.equal(typeof generate.suffix, 'string', 'auto: the suffix field, Ollama builds the FIM prompt');
+    assert.equal(generate.raw, undefined);
 
     // The FIM format named in settings: Ghostline's own prompt, raw (it can carry context from other files).
-    const seen = stub.requests.length;
     await useBackend({ 'server.promptFormat': 'qwen2.5-coder' });
     await waitFor(
       () => api.router.current?.promptFormat === 'qwen2.5-coder' && api.status.current === 'idle' && api.stats.backend.startsWith('ollama at '),
       'reconnected to the Ollama stub with the format',
       20_000,
     );
+    const sentBefore = stub.requests.length;
     const editor2 = await openAt('ollama_raw.py', 'def double(x):\n    return \n', 'return ');
     assert.equal((await triggerAndAccept(editor2)).trim(), 'x * x');
-    const raw = stub.requests.slice(seen).find((r) => typeof r === 'object' && r !== null && (r as { stream?: unknown }).stream === true) as
-      | Record<string, unknown>
-      | undefined;
-    assert.ok(raw, 'a streamed /api/generate request after the change');
+    const raw = streamedFor('def double(x)');
+    assert.ok(raw, 'a streamed /api/generate request for ollama_raw.py');
     assert.equal(raw.raw, true);
     assert.equal(raw.suffix, undefined);
+    // The retired connection sends nothing once the settings changed: every request since is the raw kind.
+    const late = stub.requests.slice(sentBefore).filter((r) => typeof r === 'object' && r !== null && 'suffix' in r);
+    assert.deepEqual(late, [], 'no request in the old format after the change');
     assert.match(String(raw.prompt), /^(?:.|\n)*<\|fim_prefix\|>(?:.|\n)*<\|fim_suffix\|>(?:.|\n)*<\|fim_middle\|>/);
   } finally {
     await stub.close();

@@ -1,0 +1,125 @@
+// What a built .vsix must and must not hold, checked by scripts/package.js after every build (so packaging
+// cannot break silently) and by test/package/vsix.test.ts. Reads the zip itself, not the folder it came from.
+const fs = require('node:fs');
+const path = require('node:path');
+const yauzl = require('yauzl');
+const grammars = require('../src/completion/syntax/grammars.json');
+const { MAX_VSIX_BYTES, ORT_BIN, nativeDir, targetOf } = require('./vsix-targets');
+
+const EXT = 'extension/';
+const MODEL = 'models/ghostline-code-small';
+
+/**
+ * Every file entry of a zip, and a reader for one entry's bytes.
+ * @param {string} file
+ * @returns {Promise<{ names: string[], read: (name: string) => Promise<Buffer>, close: () => void }>}
+ */
+function openZip(file) {
+  return new Promise((resolve, reject) => {
+    yauzl.open(file, { lazyEntries: true, autoClose: false }, (err, zip) => {
+      if (err || !zip) return reject(err ?? new Error(`cannot open ${file}`));
+      /** @type {Map<string, import('yauzl').Entry>} */
+      const entries = new Map();
+      zip.on('entry', (/** @type {import('yauzl').Entry} */ e) => {
+        if (!e.fileName.endsWith('/')) entries.set(e.fileName, e);
+        zip.readEntry();
+      });
+      zip.on('error', reject);
+      zip.on('end', () => {
+        /** @param {string} name */
+        const read = (name) =>
+          new Promise((res, rej) => {
+            const e = entries.get(name);
+            if (!e) return rej(new Error(`${name} is not in ${file}`));
+            zip.openReadStream(e, (err2, stream) => {
+              if (err2 || !stream) return rej(err2 ?? new Error(`cannot read ${name}`));
+              /** @type {Buffer[]} */
+              const chunks = [];
+              stream.on('data', (c) => chunks.push(c));
+              stream.on('end', () => res(Buffer.concat(chunks)));
+              stream.on('error', rej);
+            });
+          });
+        resolve({ names: [...entries.keys()], read, close: () => zip.close() });
+      });
+      zip.readEntry();
+    });
+  });
+}
+
+/**
+ * The problems with a target's .vsix, in words; empty when it is right.
+ * @param {string} file
+ * @param {string} targetName e.g. linux-x64
+ * @returns {Promise<string[]>}
+ */
+async function checkVsix(file, targetName) {
+  const target = targetOf(targetName);
+  /** @type {string[]} */
+  const problems = [];
+  const size = fs.statSync(file).size;
+  if (size > MAX_VSIX_BYTES) problems.push(`${(size / 2 ** 20).toFixed(1)} MiB, over the ${MAX_VSIX_BYTES / 2 ** 20} MiB limit`);
+  const zip = await openZip(file);
+  try {
+    const files = zip.names.filter((n) => n.startsWith(EXT)).map((n) => n.slice(EXT.length));
+    const has = new Set(files);
+    const wasm = [grammars.runtime, ...Object.values(grammars.grammars)].map((g) => `dist/tree-sitter/${path.basename(g.path)}`);
+    const required = [
+      'package.json',
+      'readme.md',
+      'LICENSE.txt',
+      'changelog.md',
+      'dist/extension.js',
+      'dist/worker.js',
+      'dist/cli.js',
+      ...wasm,
+      `${MODEL}/config.json`,
+      `${MODEL}/tokenizer.json`,
+      `${MODEL}/tokenizer_config.json`,
+      `${MODEL}/generation_config.json`,
+      `${MODEL}/ghostline-calibration.json`,
+      `${MODEL}/onnx/model_int8.onnx`,
+      `${MODEL}/onnx/model_int8.onnx_data`,
+      'node_modules/onnxruntime-node/package.json',
+      'node_modules/onnxruntime-node/dist/index.js',
+      'node_modules/onnxruntime-common/package.json',
+      'node_modules/onnxruntime-common/dist/cjs/index.js',
+      `${nativeDir(target)}/${target.binding}`,
+      `${nativeDir(target)}/${target.runtime}`,
+    ];
+    const lower = new Set(files.map((f) => f.toLowerCase()));
+    for (const r of required) if (!has.has(r) && !lower.has(r.toLowerCase())) problems.push(`missing ${r}`);
+
+    const nativeFiles = files.filter((f) => f.startsWith(`${ORT_BIN}/`));
+    const expectedNative = new Set([`${nativeDir(target)}/${target.binding}`, `${nativeDir(target)}/${target.runtime}`]);
+    for (const f of nativeFiles) if (!expectedNative.has(f)) problems.push(`native file of another platform or provider: ${f}`);
+
+    /** @type {[RegExp, string][]} */
+    const forbidden = [
+      [/^(src|test|tools|bench|scripts|docs|out|\.ci|\.e2e|test-results|media\/sample-workspace)\//, 'development files'],
+      [/\.(ts|map)$/, 'TypeScript sources or source maps'],
+      [/(^|\/)model\.safetensors$/, 'the training checkpoint'],
+      [/\.vsix$/, 'another package'],
+    ];
+    for (const f of files) {
+      if (f.startsWith('node_modules/') && !/^node_modules\/onnxruntime-(node|common)\//.test(f)) problems.push(`bundled dependency shipped again: ${f}`);
+      for (const [re, why] of forbidden) if (re.test(f)) problems.push(`${why}: ${f}`);
+    }
+    // The binding must name the runtime library this package carries (its ELF NEEDED, Mach-O load command or
+    // PE import): a renamed library in a new onnxruntime release would otherwise ship a binding that cannot load.
+    const bindingName = `${EXT}${nativeDir(target)}/${target.binding}`;
+    if (zip.names.includes(bindingName)) {
+      const binding = await zip.read(bindingName);
+      if (!binding.includes(Buffer.from(target.runtime))) problems.push(`${target.binding} does not link ${target.runtime}`);
+    }
+    const manifest = JSON.parse((await zip.read(`${EXT}package.json`)).toString('utf8'));
+    if (manifest.main !== './dist/extension.js') problems.push(`package.json main is ${manifest.main}`);
+    const vsixManifest = (await zip.read('extension.vsixmanifest')).toString('utf8');
+    if (!vsixManifest.includes(`TargetPlatform="${targetName}"`)) problems.push(`the manifest does not say TargetPlatform="${targetName}"`);
+  } finally {
+    zip.close();
+  }
+  return problems;
+}
+
+module.exports = { checkVsix, openZip };
