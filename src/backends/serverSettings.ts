@@ -1,4 +1,5 @@
 import { FIM_FAMILIES, fimTemplateForFamily, type FimTemplate } from '../completion/prompt/fimTemplates';
+import { validateValue } from '../completion/settingsSchema';
 import { SERVER_KINDS, type ServerKind } from './protocols';
 
 export type BackendKind = 'local' | ServerKind;
@@ -92,29 +93,17 @@ export const SERVER_SETTINGS: readonly ServerSettingSpec[] = [
 ];
 
 /**
- * Validates user-level values; a bad one is reported (naming the setting) and its default used. The
- * problems also cover a configuration that cannot work (a server backend without a URL).
+ * Validates user-level values with the same rule as every other setting (settingsSchema's validateValue: a
+ * wrong type ignored, a number clamped, each named). The problems also cover a configuration that cannot
+ * work (a server backend without a URL).
  */
 export function readServerSettings(raw: (setting: string) => unknown): { settings: ServerSettings; problems: string[] } {
   const out: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const spec of SERVER_SETTINGS) {
-    const v = raw(spec.setting);
-    const name = `ghostline.${spec.setting}`;
-    out[spec.key] = spec.default;
-    if (v === undefined || v === null) continue;
-    if (spec.type === 'boolean') {
-      if (typeof v === 'boolean') out[spec.key] = v;
-      else problems.push(`${name} must be true or false; using ${spec.default}.`);
-    } else if (spec.type === 'string') {
-      if (typeof v !== 'string') problems.push(`${name} must be a string; using ${JSON.stringify(spec.default)}.`);
-      else if (spec.enum && !spec.enum.includes(v.trim())) problems.push(`${name} must be one of ${spec.enum.join(', ')}; ${JSON.stringify(v)} ignored.`);
-      else out[spec.key] = v.trim();
-    } else if (typeof v !== 'number' || !Number.isInteger(v) || v < (spec.min ?? -Infinity) || v > (spec.max ?? Infinity)) {
-      problems.push(`${name} must be a whole number in [${spec.min}, ${spec.max}]; ${JSON.stringify(v)} ignored, using ${spec.default}.`);
-    } else {
-      out[spec.key] = v;
-    }
+    const r = validateValue(spec, raw(spec.setting), `ghostline.${spec.setting}`);
+    out[spec.key] = r.value;
+    if (r.problem) problems.push(r.problem);
   }
   const settings = out as unknown as ServerSettings;
   const blocking = serverConfigError(settings);

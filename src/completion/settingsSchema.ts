@@ -86,38 +86,57 @@ export const SETTINGS: readonly SettingSpec[] = [
 
 export type SettingValues = Record<string, number | boolean | string[]>;
 
+/** What one setting may hold, for validateValue: every Ghostline setting, decode, pipeline or server, uses it. */
+export interface ValueSpec {
+  type: OptionType | 'string';
+  default: number | boolean | string | string[];
+  min?: number;
+  max?: number;
+  /** Allowed strings (after trimming). */
+  enum?: readonly string[];
+}
+
 /**
- * Validates raw values (from settings.json, where anything may be written): a wrong type is ignored,
- * an out-of-range number is clamped; each problem is reported once with the setting's full name.
+ * The one rule for a value written in settings.json (where anything may be written): a wrong type or a
+ * string outside the enum is ignored and the default used; a number out of range, or a fraction where a whole
+ * number is wanted, is clamped and rounded. Either way `problem` names the setting and says what is used.
  */
+export function validateValue(spec: ValueSpec, v: unknown, name: string): { value: ValueSpec['default']; problem?: string } {
+  const fallback = { value: spec.default };
+  if (v === undefined || v === null) return fallback;
+  switch (spec.type) {
+    case 'boolean':
+      return typeof v === 'boolean' ? { value: v } : { ...fallback, problem: `${name} must be true or false; using ${spec.default}.` };
+    case 'string[]':
+      return Array.isArray(v) && v.every((x) => typeof x === 'string')
+        ? { value: (v as string[]).filter((x) => x.length > 0) }
+        : { ...fallback, problem: `${name} must be a list of strings; ignored.` };
+    case 'string': {
+      if (typeof v !== 'string') return { ...fallback, problem: `${name} must be a string; using ${JSON.stringify(spec.default)}.` };
+      const t = v.trim();
+      if (spec.enum && !spec.enum.includes(t))
+        return { ...fallback, problem: `${name} must be one of ${spec.enum.join(', ')}; ${JSON.stringify(v)} ignored, using ${JSON.stringify(spec.default)}.` };
+      return { value: t };
+    }
+  }
+  if (typeof v !== 'number' || !Number.isFinite(v))
+    return { ...fallback, problem: `${name} must be a number; ${JSON.stringify(v)} ignored, using ${spec.default}.` };
+  let n = spec.type === 'integer' ? Math.round(v) : v;
+  if (spec.min !== undefined && n < spec.min) n = spec.min;
+  if (spec.max !== undefined && n > spec.max) n = spec.max;
+  if (n === v) return { value: n };
+  const range = `[${spec.min ?? '-∞'}, ${spec.max ?? '∞'}]`;
+  return { value: n, problem: `${name} = ${v} is out of range ${range}${spec.type === 'integer' ? ' or not a whole number' : ''}; using ${n}.` };
+}
+
+/** Validates every pipeline and decode setting with validateValue; each problem is reported once. */
 export function validateSettings(raw: (key: string) => unknown): { values: SettingValues; problems: string[] } {
   const values: SettingValues = {};
   const problems: string[] = [];
   for (const spec of SETTINGS) {
-    const v = raw(spec.key);
-    const name = `ghostline.${spec.key}`;
-    values[spec.key] = spec.default;
-    if (v === undefined || v === null) continue;
-    if (spec.type === 'boolean') {
-      if (typeof v === 'boolean') values[spec.key] = v;
-      else problems.push(`${name} must be true or false; using ${spec.default}.`);
-      continue;
-    }
-    if (spec.type === 'string[]') {
-      if (Array.isArray(v) && v.every((x) => typeof x === 'string')) values[spec.key] = (v as string[]).filter((x) => x.length > 0);
-      else problems.push(`${name} must be a list of strings; ignored.`);
-      continue;
-    }
-    if (typeof v !== 'number' || !Number.isFinite(v)) {
-      problems.push(`${name} must be a number; ${JSON.stringify(v)} ignored, using ${spec.default}.`);
-      continue;
-    }
-    let n = spec.type === 'integer' ? Math.round(v) : v;
-    if (spec.min !== undefined && n < spec.min) n = spec.min;
-    if (spec.max !== undefined && n > spec.max) n = spec.max;
-    if (n !== v)
-      problems.push(`${name} = ${v} is out of range [${spec.min}, ${spec.max}]${spec.type === 'integer' ? ' or not a whole number' : ''}; using ${n}.`);
-    values[spec.key] = n;
+    const r = validateValue(spec, raw(spec.key), `ghostline.${spec.key}`);
+    values[spec.key] = r.value as SettingValues[string];
+    if (r.problem) problems.push(r.problem);
   }
   return { values, problems };
 }

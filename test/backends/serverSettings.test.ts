@@ -50,7 +50,7 @@ test('a server backend: values are read, trimmed, and a full configuration has n
   assert.equal(serverTemplate(settings)?.family, 'qwen2.5-coder');
 });
 
-test('bad values are named, ignored, and the default used', () => {
+test('bad values are named: a wrong type or an unknown name ignored, a number clamped (the rule of every setting)', () => {
   const raw: Record<string, unknown> = {
     backend: 'tgi',
     'server.timeoutMs': -5,
@@ -61,9 +61,9 @@ test('bad values are named, ignored, and the default used', () => {
   };
   const { settings, problems } = readServerSettings((k) => raw[k]);
   assert.equal(settings.backend, 'local');
-  assert.equal(settings.timeoutMs, 4000);
+  assert.equal(settings.timeoutMs, 200, 'clamped to the minimum');
   assert.equal(settings.fallbackToLocal, true);
-  assert.equal(settings.contextTokens, 0);
+  assert.equal(settings.contextTokens, 2, 'rounded to a whole number');
   assert.equal(settings.promptFormat, 'auto');
   for (const name of ['backend', 'server.timeoutMs', 'server.fallbackToLocal', 'server.contextTokens', 'server.promptFormat', 'server.url']) {
     assert.ok(
@@ -71,6 +71,8 @@ test('bad values are named, ignored, and the default used', () => {
       `no problem names ghostline.${name}: ${problems.join(' | ')}`,
     );
   }
+  assert.ok(problems.includes('ghostline.server.timeoutMs = -5 is out of range [200, 120000] or not a whole number; using 200.'), problems.join(' | '));
+  assert.equal(readServerSettings((k) => (k === 'server.timeoutMs' ? 10_000_000 : undefined)).settings.timeoutMs, 120_000);
 });
 
 test('a server backend that cannot connect says why: no URL, not http, credentials in the URL, no model', () => {
