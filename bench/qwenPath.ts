@@ -88,14 +88,18 @@ export interface QwenPathResult {
 }
 
 /** The random-weight checkpoint of Qwen2.5-Coder-0.5B's shape (tools/model/make_random_checkpoint.py), made once. */
-export function ensureQwenCheckpoint(root: string, log: (s: string) => void): string {
-  const dir = path.join(BENCH_CACHE, `qwen05b-checkpoint-seed${SEED}`);
+export function ensureQwenCheckpoint(
+  root: string,
+  log: (s: string) => void,
+  shape: 'qwen2.5-coder-0.5b' | 'qwen2.5-coder-1.5b' = 'qwen2.5-coder-0.5b',
+): string {
+  const dir = path.join(BENCH_CACHE, `${shape === 'qwen2.5-coder-0.5b' ? 'qwen05b' : 'qwen15b'}-checkpoint-seed${SEED}`);
   const script = path.join(root, 'tools', 'model', 'make_random_checkpoint.py');
   const st = path.join(dir, 'model.safetensors');
   if (fs.existsSync(st) && fs.existsSync(path.join(dir, 'config.json')) && fs.statSync(st).mtimeMs > fs.statSync(script).mtimeMs) return dir;
   log(`generating ${dir}`);
   fs.mkdirSync(BENCH_CACHE, { recursive: true });
-  run(PYTHON, pythonTool(root, script, ['--out', dir, '--shape', 'qwen2.5-coder-0.5b', '--seed', String(SEED)]), 'make_random_checkpoint.py');
+  run(PYTHON, pythonTool(root, script, ['--out', dir, '--shape', shape, '--seed', String(SEED)]), 'make_random_checkpoint.py');
   return dir;
 }
 

@@ -7,21 +7,51 @@ import { SyntaxRefiner } from '../src/completion/syntax/syntaxRefiner';
 import { pickFimTemplate } from '../src/completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../src/completion/settings';
 import { EngineClient } from '../src/engine/host/client';
+import { type LengthTrace, TracingGenerator } from './replayTrace';
 import { percentile, round } from './stats';
+import { workerCpuSeconds } from './workerCpu';
+
+/** The wait users feel: from a keystroke after which the typist pauses to the ghost text (or to nothing shown). */
+export interface PauseLatency {
+  pauses: number;
+  p50_ms: number;
+  p90_ms: number;
+  p99_ms: number;
+  under_300ms_share: number;
+  /** Pauses that ended with a suggestion shown. */
+  shown: number;
+  /** Keystrokes typed over before their answer (not pauses): how many were answered anyway, how many cancelled. */
+  typed_over: { completed: number; cancelled: number };
+}
+
+export interface ReplayCost {
+  /** Worker and extension-host CPU time over the whole replay, per 100 keystrokes. */
+  cpu_s_per_100_keys: number;
+  worker_cpu_s: number;
+  host_cpu_s: number;
+  /** Every token the model generated, cancelled generations included. */
+  generated_tokens: number;
+  /** Tokens of cancelled generations plus those of finished ones that showed nothing. */
+  wasted_tokens: number;
+  model_calls: number;
+}
 
 export interface TypingReplayResult {
   files: number;
   keystrokes: number;
+  pause: PauseLatency;
+  cost: ReplayCost;
+  /** The lengths each request had (a real model's run: replayed on random-weight shapes). */
+  lengths: LengthTrace;
   completed: number;
   cancelled: number;
+  /** Requests that completed (survivors only: see `pause` for the wait users feel). */
   latency_ms: { p50: number; p95: number; p99: number };
   model_latency_ms: { p50: number; p95: number };
   by_source: Record<string, number>;
   median_prefill_fraction: number;
   median_prefill_tokens: number;
   median_prompt_tokens: number;
-  generated_tokens: number;
-  wasted_tokens: number;
   event_loop_p99_lag_ms: number;
   host_rss_mb: number;
   worker_rss_mb: number;
@@ -31,14 +61,27 @@ export interface TypingReplayResult {
  * Types real files character by character at a human rhythm through the editor's pipeline
  * (CompletionService -> worker client -> engine in its own process), as the VS Code provider drives it:
  * each keystroke cancels the previous request and asks again; at the end of a line and after some words the
- * typist pauses and the suggestion is awaited. Latency counts the requests that completed. The event loop of
- * this (the "extension host") thread is watched the whole time.
+ * typist pauses and waits for the answer. `pause` is the wait from each such keystroke to the ghost text (or
+ * to nothing shown), over every pause; `latency_ms` counts only the requests that completed. The event loop
+ * of this (the "extension host") thread is watched the whole time. No debounce is simulated: the editor's
+ * adaptive debounce (15-250 ms) comes on top of the pause numbers.
  */
 export async function typingReplay(
   workerPath: string,
   modelDir: string,
   files: string[],
-  opts: { threads: number; charsPerFile: number; gapMs: number; pauseMs: number; fixedNewTokens?: number; speculativeTokens?: number; prefetch?: boolean },
+  opts: {
+    threads: number;
+    charsPerFile: number;
+    gapMs: number;
+    /** Unused: a pause waits for its answer however long it takes (kept for callers' option objects). */
+    pauseMs?: number;
+    fixedNewTokens?: number;
+    speculativeTokens?: number;
+    prefetch?: boolean;
+    /** A real model's lengths per request (from an earlier run's `lengths`): each request writes exactly that many tokens. */
+    lengths?: LengthTrace;
+  },
 ): Promise<TypingReplayResult> {
   const client = new EngineClient({ workerPath });
   const info = await client.load(modelDir, { threads: opts.threads });
@@ -51,8 +94,11 @@ export async function typingReplay(
   const traits = modelTraits(info);
   const syntax = new SyntaxRefiner();
   for (const f of files) await syntax.ready(languageOf(f));
+  const generator = new TracingGenerator(client, opts.lengths ?? null);
+  const workerPid = (await client.workerStats()).pid;
+  const cpu0 = { host: process.cpuUsage(), worker: workerCpuSeconds(workerPid) };
   const service = new CompletionService(
-    client,
+    generator,
     () => template,
     () => settings,
     // As in the editor: the model's calibration (the gate) and tree-sitter behind the filters.
@@ -62,6 +108,8 @@ export async function typingReplay(
   const lag = monitorEventLoopDelay({ resolution: 1 });
   lag.enable();
   const outcomes: CompletionOutcome[] = [];
+  const pauseWaits: number[] = [];
+  let pausesShown = 0;
   let keystrokes = 0;
   for (const file of files) {
     const text = fs.readFileSync(file, 'utf8');
@@ -76,6 +124,7 @@ export async function typingReplay(
     const before = lines.slice(0, start);
     const after = lines.slice(start + typedLines.length);
     // Opening the file: Ghostline warms the cache at the cursor (as the extension does on load and focus).
+    generator.key = `${file}#open`;
     await service.complete({
       doc: textSource([...before, ...after].join('\n')),
       cursor: { line: before.length, character: 0 },
@@ -93,6 +142,8 @@ export async function typingReplay(
         const ac = new AbortController();
         current = ac;
         keystrokes++;
+        generator.key = `${file}#${keystrokes}`;
+        const typedAt = performance.now();
         const request = service
           .complete(
             {
@@ -104,21 +155,35 @@ export async function typingReplay(
             },
             ac.signal,
           )
-          .then((o) => void outcomes.push(o));
-        pending.push(request);
-        // People pause at the end of a line and now and then after a word: there the suggestion is awaited
-        // (up to pauseMs); elsewhere the next keystroke comes after the usual gap and cancels it.
+          .then((o) => {
+            outcomes.push(o);
+            return o;
+          });
+        // People pause at the end of a line and now and then after a word: there the typist waits for the
+        // answer, however long it takes, and every such wait counts (cache hits as they are). Elsewhere the next
+        // keystroke comes after the usual gap and cancels the request if it is still running.
         const pause = c === line.length || (line[c - 1] === ' ' && pseudoRandom(keystrokes * 7) < 0.3);
-        if (pause) await Promise.race([request, sleep(opts.pauseMs)]);
-        else await sleep(opts.gapMs * (0.6 + 0.8 * pseudoRandom(keystrokes)));
+        if (pause) {
+          const answer = await request;
+          pauseWaits.push(performance.now() - typedAt);
+          if (answer.items.length > 0) pausesShown++;
+          // The typist reads the suggestion for a moment; a prefetch it started runs meanwhile.
+          await sleep(opts.gapMs);
+        } else {
+          pending.push(request.then(() => undefined));
+          await sleep(opts.gapMs * (0.6 + 0.8 * pseudoRandom(keystrokes)));
+        }
       }
     }
     current?.abort();
     await Promise.all(pending);
     start = 0;
   }
+  await service.idle();
   lag.disable();
   const worker = await client.workerStats();
+  const hostCpu = process.cpuUsage(cpu0.host);
+  const workerCpu = workerCpuSeconds(workerPid) - cpu0.worker;
   await client.dispose();
 
   const done = outcomes.filter((o) => !o.cancelled);
@@ -126,12 +191,32 @@ export async function typingReplay(
   const fractions = model.map((o) => o.stats!.prefillTokens / o.stats!.promptTokens);
   const bySource: Record<string, number> = {};
   for (const o of outcomes) bySource[o.cancelled ? 'cancelled' : o.source] = (bySource[o.cancelled ? 'cancelled' : o.source] ?? 0) + 1;
-  const generated = outcomes.reduce((s, o) => s + (o.stats?.generatedTokens ?? 0), 0);
-  const wasted = outcomes.filter((o) => o.cancelled || o.items.length === 0).reduce((s, o) => s + (o.stats?.generatedTokens ?? 0), 0);
   const lat = done.map((o) => o.latencyMs);
+  const hostCpuS = (hostCpu.user + hostCpu.system) / 1e6;
+  const typedOver = outcomes.length - pauseWaits.length;
+  const cancelledOver = outcomes.filter((o) => o.cancelled).length;
+  const shownNothing = outcomes.filter((o) => !o.cancelled && o.source === 'model' && o.items.length === 0);
   return {
     files: files.length,
     keystrokes,
+    pause: {
+      pauses: pauseWaits.length,
+      p50_ms: round(percentile(pauseWaits, 50)),
+      p90_ms: round(percentile(pauseWaits, 90)),
+      p99_ms: round(percentile(pauseWaits, 99)),
+      under_300ms_share: round(pauseWaits.filter((w) => w < 300).length / Math.max(1, pauseWaits.length), 3),
+      shown: pausesShown,
+      typed_over: { completed: typedOver - cancelledOver, cancelled: cancelledOver },
+    },
+    cost: {
+      cpu_s_per_100_keys: round(((hostCpuS + workerCpu) * 100) / Math.max(1, keystrokes), 2),
+      worker_cpu_s: round(workerCpu, 2),
+      host_cpu_s: round(hostCpuS, 2),
+      generated_tokens: generator.generated,
+      wasted_tokens: generator.cancelledTokens + shownNothing.reduce((n, o) => n + (o.stats?.generatedTokens ?? 0), 0),
+      model_calls: generator.calls,
+    },
+    lengths: generator.recorded,
     completed: done.length,
     cancelled: outcomes.length - done.length,
     latency_ms: { p50: round(percentile(lat, 50)), p95: round(percentile(lat, 95)), p99: round(percentile(lat, 99)) },
@@ -159,8 +244,6 @@ export async function typingReplay(
       model.map((o) => o.stats!.promptTokens),
       50,
     ),
-    generated_tokens: generated,
-    wasted_tokens: wasted,
     event_loop_p99_lag_ms: round(lag.percentile(99) / 1e6),
     host_rss_mb: Math.round(process.memoryUsage().rss / 1e6),
     worker_rss_mb: Math.round(worker.rssBytes / 1e6),

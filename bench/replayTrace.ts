@@ -1,0 +1,59 @@
+import type { Generator, GenerateHooksLike } from '../src/completion/generator';
+import type { DecodeOptions } from '../src/engine/shared/decodeOptions';
+import type { Prompt } from '../src/engine/shared/prompt';
+import type { GenerateResult } from '../src/engine/shared/types';
+
+/** What a real model generated for one request of the replay: its length and why it stopped. */
+export interface TracedLength {
+  tokens: number;
+  finish: string;
+}
+
+/** Per request key (`<file>#<keystroke>`, `prefetch:` before it for the prefetch that followed). */
+export type LengthTrace = Record<string, TracedLength>;
+
+/**
+ * The replay's generator: the worker client, counting every generation (cancelled ones included) and either
+ * recording each request's length (a real model's run) or imposing the recorded one (a random-weight shape,
+ * which never stops where code would: it is made to write exactly as many tokens, every stop rule off).
+ */
+export class TracingGenerator implements Generator {
+  /** Set by the replay before each request; prefetches started by the service take `prefetch:` + it. */
+  key = '';
+  readonly recorded: LengthTrace = {};
+  generated = 0;
+  /** Tokens of generations that were cancelled (typed over before they finished). */
+  cancelledTokens = 0;
+  calls = 0;
+  private readonly seen = new Set<string>();
+
+  constructor(
+    private readonly inner: Generator,
+    private readonly impose: LengthTrace | null,
+  ) {}
+
+  async generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks?: GenerateHooksLike): Promise<GenerateResult> {
+    // The first call for a key is its request; a later one within the same keystroke is the prefetch.
+    const key = this.seen.has(this.key) ? `prefetch:${this.key}` : this.key;
+    this.seen.add(this.key);
+    // A request the real model's run never finished (typed over) gets that run's median length.
+    const imposed = this.impose ? (this.impose[key] ?? this.medianImposed()) : undefined;
+    const opts = imposed ? { ...options, maxNewTokens: Math.max(1, imposed.tokens), maxLines: 0, stop: [], ignoreEos: true, timeBudgetMs: 0 } : options;
+    this.calls++;
+    const r = await this.inner.generate(prompt, opts, hooks);
+    this.generated += r.stats.generatedTokens;
+    if (r.finishReason === 'cancelled') this.cancelledTokens += r.stats.generatedTokens;
+    else this.recorded[key] = { tokens: r.stats.generatedTokens, finish: r.finishReason };
+    return r;
+  }
+
+  private median: TracedLength | undefined;
+  private medianImposed(): TracedLength | undefined {
+    if (this.median || !this.impose) return this.median;
+    const lengths = Object.values(this.impose)
+      .map((t) => t.tokens)
+      .sort((a, b) => a - b);
+    if (lengths.length > 0) this.median = { tokens: lengths[Math.floor(lengths.length / 2)], finish: 'median' };
+    return this.median;
+  }
+}
