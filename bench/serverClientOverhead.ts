@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
-import { serverFetch } from '../src/backends/httpTransport';
+import { serverFetch } from '../src/net/httpTransport';
 import { ServerGenerator } from '../src/backends/serverGenerator';
 import { CompletionService } from '../src/completion/completionService';
 import { textSource } from '../src/completion/context/documentContext';

@@ -9,7 +9,7 @@
 // Writes bench/results/server.json.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { serverFetch } from '../src/backends/httpTransport';
+import { serverFetch } from '../src/net/httpTransport';
 import { ServerGenerator } from '../src/backends/serverGenerator';
 import { type CompletionOutcome, CompletionService } from '../src/completion/completionService';
 import { textSource } from '../src/completion/context/documentContext';

@@ -8,7 +8,7 @@ import { checkKnown, num, one, parseArgs, type ParsedArgs } from './args';
 import { convertCommand } from './convertCommand';
 import { toResponse } from './response';
 import { localBackend, type StdioBackend, serveStdio } from './serveStdio';
-import { serverFetch } from '../backends/httpTransport';
+import { serverFetch } from '../net/httpTransport';
 import { ServerGenerator } from '../backends/serverGenerator';
 import { SERVER_KINDS, type ServerKind } from '../backends/protocols';
 import { FIM_FAMILIES, fimTemplateForFamily } from '../completion/prompt/fimTemplates';

@@ -2,7 +2,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fetchFile } from './fetchFile';
 import { formatBytes } from './format';
-import { fileMetadata, HubError, repoIdProblem, repoPathProblem, resolveEndpoint, resolveUrl, type FileMetadata, type HubOptions } from './hubClient';
+import type { HttpTransport } from '../net/httpTransport';
+import {
+  fileMetadata,
+  HubError,
+  repoIdProblem,
+  repoPathProblem,
+  resolveEndpoint,
+  resolveUrl,
+  withTransport,
+  type FileMetadata,
+  type HubOptions,
+} from './hubClient';
 import { DEFAULT_RESERVE, ensureKind, fileSize, freeBytes, mkdirsInside, safeJoin, sha256File, unsafePath, type StatFsLike } from './localFiles';
 import { isLockError, retryWhileLocked } from '../platform/lockRetry';
 import { caseCollision, portablePathProblem } from './portablePath';
@@ -109,8 +120,15 @@ async function removeOldVersion(dest: string, file: string): Promise<void> {
   }
 }
 
-/** Downloads (or resumes) a model. Resolves with the folder; rejects with a HubError. */
-export async function downloadModel(opts: DownloadModelOptions): Promise<DownloadResult> {
+/**
+ * Downloads (or resumes) a model. Resolves with the folder; rejects with a HubError. Every request goes
+ * through one transport (`opts.http`, else one made from `opts.transport` and the environment's proxies).
+ */
+export function downloadModel(opts: DownloadModelOptions): Promise<DownloadResult> {
+  return withTransport(opts, (http) => download({ ...opts, http }));
+}
+
+async function download(opts: DownloadModelOptions & { http: HttpTransport }): Promise<DownloadResult> {
   const problem = repoIdProblem(opts.repo);
   if (problem) throw new HubError('not_found', `"${opts.repo}": ${problem}`, { repo: opts.repo });
   const endpoint = resolveEndpoint(opts.endpoint, opts.env);

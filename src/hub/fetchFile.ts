@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { HttpTransport } from '../net/httpTransport';
 import type { DownloadModelOptions } from './downloader';
 import { formatBytes } from './format';
 import { header, hubRequest, HubError, isHubError, networkError, parseContentRange, parseSize, statusError, type FileMetadata } from './hubClient';
@@ -20,7 +21,8 @@ export interface FetchContext {
   file: string;
   dest: string;
   meta: FileMetadata;
-  opts: DownloadModelOptions;
+  /** The download's options, with the transport every request of it goes through. */
+  opts: DownloadModelOptions & { http: HttpTransport };
   /** Called with the number of bytes of this file on disk so far. */
   onFileBytes: (n: number, jump?: boolean) => void;
   /** Called before the sha256 pass over the whole file. */
@@ -39,7 +41,7 @@ export async function fetchFile(c: FetchContext): Promise<{ size: number; sha256
     {
       cancelled,
       exhausted: (e, attempts) => {
-        const err = networkError(e, c.url, c.opts.signal);
+        const err = networkError(e, c.url, c.opts.signal, c.opts.http.proxies);
         return new HubError(
           'http',
           `${c.file}: the connection kept dropping (${attempts} attempts): ${err.message}. Run the download again to resume.`,
@@ -71,7 +73,7 @@ async function fetchRest(c: FetchContext, part: string, progress: () => void): P
     if (e instanceof RetryNow) throw e;
     if (isHubError(e) && e.details.code === 'BodyTooLong') fs.rmSync(part, { force: true }); // not the file: no resume
     if (c.opts.signal?.aborted) throw downloadCancelled(c.repo, c.file);
-    throw networkError(e, c.url, c.opts.signal);
+    throw networkError(e, c.url, c.opts.signal, c.opts.http.proxies);
   }
 }
 
@@ -80,6 +82,7 @@ async function requestInto(c: FetchContext, part: string, start: number, progres
   const headers: Record<string, string> = {};
   if (start > 0) headers.range = `bytes=${start}-`;
   const r = await hubRequest(c.url, {
+    http: opts.http,
     headers,
     token: opts.token,
     tokenOrigin: new URL(c.endpoint).origin,

@@ -1,42 +1,25 @@
-import * as http from 'node:http';
-import * as https from 'node:https';
+import { DEFAULT_ENDPOINT, HubError, networkError, statusError } from './hubErrors';
+import type { HttpTransport } from '../net/httpTransport';
+import { header, hubRequest, type HubTransportOptions, readText, withTransport } from './hubRequest';
 
 /**
- * Minimal Hugging Face hub client on node's http/https: URL scheme, endpoint resolution, redirects (the
- * Authorization header is dropped when a redirect leaves the endpoint's origin, as huggingface_hub does),
- * file metadata from the first response (X-Linked-Size / X-Linked-Etag) and error classification.
+ * Minimal Hugging Face hub client: URL scheme, endpoint resolution, file metadata from the first response
+ * (X-Linked-Size / X-Linked-Etag) and the file list. Requests (redirects, the token kept to the endpoint's
+ * origin, proxies) are hubRequest.ts over the shared transport src/net/httpTransport.ts; errors hubErrors.ts.
  * No `vscode` import.
  */
 
-const DEFAULT_ENDPOINT = 'https://huggingface.co';
+export { HubError, type HubErrorKind, isHubError, isTransient, networkError, statusError } from './hubErrors';
+export { header, hubRequest, type HubResponse, type RequestOptions, withTransport } from './hubRequest';
 
-export type HubErrorKind = 'offline' | 'unauthorized' | 'forbidden' | 'not_found' | 'checksum' | 'disk' | 'cancelled' | 'http';
-
-export class HubError extends Error {
-  override readonly name = 'HubError';
-  constructor(
-    readonly kind: HubErrorKind,
-    message: string,
-    readonly details: { status?: number; url?: string; file?: string; repo?: string; code?: string } = {},
-  ) {
-    super(message);
-  }
-}
-
-export function isHubError(e: unknown, kind?: HubErrorKind): e is HubError {
-  return e instanceof HubError && (kind === undefined || e.kind === kind);
-}
-
-export interface HubOptions {
+export interface HubOptions extends HubTransportOptions {
   /** Explicit endpoint (a setting); otherwise HF_ENDPOINT, otherwise https://huggingface.co. */
   endpoint?: string;
   /** Bearer token for gated or private repos. Sent to the endpoint's origin only. */
   token?: string;
-  /** Socket idle timeout in ms (default 30 s). */
+  /** No connection, answer or body data for this long (ms) fails a request (default 30 s). */
   timeoutMs?: number;
   userAgent?: string;
-  /** Environment to read HF_ENDPOINT from (tests). */
-  env?: NodeJS.ProcessEnv;
 }
 
 /** The endpoint without a trailing slash: explicit option, then HF_ENDPOINT, then the default. */
@@ -143,208 +126,6 @@ export function resolveUrl(endpoint: string, repo: string, revision: string, fil
   return `${endpoint.replace(/\/+$/, '')}/${encodePath(repo)}/resolve/${encodeURIComponent(revision)}/${encodePath(file)}`;
 }
 
-const OFFLINE_CODES = new Set(['ENOTFOUND', 'ECONNREFUSED', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH', 'ENETDOWN', 'EHOSTDOWN']);
-const TRANSIENT_CODES = new Set([
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'ESOCKETTIMEDOUT',
-  'ECONNABORTED',
-  'ERR_STREAM_PREMATURE_CLOSE',
-  'UND_ERR_SOCKET',
-  'HPE_INVALID_CONSTANT',
-  'GHOSTLINE_SHORT_BODY',
-]);
-
-/** A network error worth retrying (a connection dropped mid-transfer, a timeout, a 5xx or 429). */
-export function isTransient(e: unknown): boolean {
-  if (e instanceof HubError) {
-    const s = e.details.status;
-    return e.kind === 'http' && (s === undefined ? TRANSIENT_CODES.has(e.details.code ?? '') : s === 429 || s >= 500);
-  }
-  const code = (e as NodeJS.ErrnoException)?.code;
-  if (code && TRANSIENT_CODES.has(code)) return true;
-  const msg = (e as Error)?.message ?? '';
-  return /aborted|socket hang up|premature close/i.test(msg);
-}
-
-/** Turns a socket error into a HubError with a message a user can act on. */
-export function networkError(e: unknown, url: string, signal?: AbortSignal): HubError {
-  if (e instanceof HubError) return e;
-  if (signal?.aborted) return new HubError('cancelled', 'Download cancelled', { url });
-  const err = e as NodeJS.ErrnoException;
-  const code = err?.code ?? '';
-  const host = safeHost(url);
-  if (code === 'ENOSPC' || code === 'EDQUOT') {
-    return new HubError('disk', `The disk is full (${code}) while writing the download: free some space and run it again to resume.`, { url, code });
-  }
-  if (OFFLINE_CODES.has(code)) {
-    return new HubError('offline', `Cannot reach ${host} (${code}): you seem to be offline, or the endpoint is wrong or blocked by a proxy.`, { url, code });
-  }
-  return new HubError('http', `Connection to ${host} failed: ${err?.message ?? String(e)}${code ? ` (${code})` : ''}`, {
-    url,
-    code: code || (isTransient(e) ? 'ECONNRESET' : undefined),
-  });
-}
-
-function safeHost(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
-}
-
-/** Maps a hub status code (and its X-Error-Code header) to a HubError. */
-export function statusError(
-  status: number,
-  ctx: { url: string; repo?: string; file?: string; revision?: string; endpoint?: string; tokenSent: boolean; errorCode?: string; errorMessage?: string },
-): HubError {
-  const what = ctx.file ? `${ctx.repo ?? ''}${ctx.repo ? ': ' : ''}${ctx.file}` : (ctx.repo ?? ctx.url);
-  const page = ctx.repo ? `${(ctx.endpoint ?? DEFAULT_ENDPOINT).replace(/\/+$/, '')}/${ctx.repo}` : ctx.url;
-  const d = { status, url: ctx.url, file: ctx.file, repo: ctx.repo, code: ctx.errorCode };
-  // The hub answers 401 for a repo that does not exist (so as not to reveal private ones): trust its error code.
-  if (ctx.errorCode === 'RepoNotFound') {
-    return new HubError(
-      'not_found',
-      `Repository ${ctx.repo ?? ''} not found on ${safeHost(ctx.url)} (HTTP ${status}). Check the id${ctx.tokenSent ? '' : '; a private repo needs a token'}.`,
-      d,
-    );
-  }
-  if (ctx.errorCode === 'RevisionNotFound') return new HubError('not_found', `Revision "${ctx.revision}" of ${ctx.repo} not found (HTTP ${status}).`, d);
-  if (ctx.errorCode === 'EntryNotFound')
-    return new HubError('not_found', `File ${ctx.file} not found in ${ctx.repo} at revision ${ctx.revision} (HTTP ${status}).`, d);
-  if (status === 401) {
-    return new HubError(
-      'unauthorized',
-      ctx.tokenSent
-        ? `${what}: the hub refused the token (HTTP 401). Check that it is valid and has read access.`
-        : `${what}: the hub answered 401. The model is gated or private: it needs a Hugging Face token (HF_TOKEN or "Ghostline: Set Hugging Face Token"), and you must accept its licence on ${page}.`,
-      d,
-    );
-  }
-  if (status === 403) {
-    return new HubError(
-      'forbidden',
-      `${what}: access refused (HTTP 403). Accept the licence or request access on ${page}, and use a token with read permission.`,
-      d,
-    );
-  }
-  if (status === 404) return new HubError('not_found', `${what}: not found (HTTP 404). Check the repo id, revision and file name.`, d);
-  const extra = ctx.errorMessage ? `: ${ctx.errorMessage}` : '';
-  return new HubError('http', `${what}: the server answered HTTP ${status}${extra}.`, d);
-}
-
-export interface HubResponse {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  /** The URL that gave this response (after redirects). */
-  url: string;
-  /** Headers of the first response (before redirects): the hub's metadata. */
-  firstHeaders: http.IncomingHttpHeaders;
-  firstStatus: number;
-  body: http.IncomingMessage;
-  tokenSent: boolean;
-}
-
-export interface RequestOptions {
-  method?: 'GET' | 'HEAD';
-  headers?: Record<string, string>;
-  token?: string;
-  /** Origin the token may be sent to (the endpoint). Default: the origin of the first URL. */
-  tokenOrigin?: string;
-  signal?: AbortSignal;
-  followRedirects?: boolean;
-  maxRedirects?: number;
-  timeoutMs?: number;
-  userAgent?: string;
-}
-
-function requestOnce(
-  url: URL,
-  method: string,
-  headers: Record<string, string>,
-  signal: AbortSignal | undefined,
-  timeoutMs: number,
-): Promise<http.IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new HubError('cancelled', 'Download cancelled', { url: url.href }));
-    const mod = url.protocol === 'https:' ? https : http;
-    const req = mod.request(url, { method, headers, signal, agent: false });
-    req.setTimeout(timeoutMs, () => {
-      const e = new Error(`no data from ${url.host} for ${Math.round(timeoutMs / 1000)} s`) as NodeJS.ErrnoException;
-      e.code = 'ETIMEDOUT';
-      req.destroy(e);
-    });
-    req.once('response', (res) => {
-      // From here the body owns the socket: an idle body is handled by the reader's own timeout.
-      req.setTimeout(0);
-      res.socket?.setTimeout(timeoutMs, () => {
-        const e = new Error(`transfer from ${url.host} stalled for ${Math.round(timeoutMs / 1000)} s`) as NodeJS.ErrnoException;
-        e.code = 'ETIMEDOUT';
-        res.destroy(e);
-      });
-      resolve(res);
-    });
-    req.once('error', (e) => reject(networkError(e, url.href, signal)));
-    req.end();
-  });
-}
-
-/** One request, following redirects (relative or to another host/port) when asked. */
-export async function hubRequest(url: string, opts: RequestOptions = {}): Promise<HubResponse> {
-  const method = opts.method ?? 'GET';
-  const follow = opts.followRedirects ?? true;
-  const max = opts.maxRedirects ?? 10;
-  const timeoutMs = opts.timeoutMs ?? 30_000;
-  let current = new URL(url);
-  const tokenOrigin = opts.tokenOrigin ?? current.origin;
-  let first: { status: number; headers: http.IncomingHttpHeaders } | undefined;
-  let tokenSent = false;
-  for (let hop = 0; ; hop++) {
-    const headers: Record<string, string> = {
-      'user-agent': opts.userAgent ?? 'ghostline-vscode (node)',
-      'accept-encoding': 'identity',
-      ...opts.headers,
-    };
-    if (opts.token && current.origin === tokenOrigin) {
-      headers.authorization = `Bearer ${opts.token}`;
-      if (hop === 0) tokenSent = true;
-    }
-    const res = await requestOnce(current, method, headers, opts.signal, timeoutMs);
-    const status = res.statusCode ?? 0;
-    if (!first) first = { status, headers: res.headers };
-    const location = res.headers.location;
-    if (follow && status >= 300 && status < 400 && location) {
-      res.resume();
-      if (hop >= max) throw new HubError('http', `Too many redirects from ${url}`, { url, status });
-      current = new URL(location, current);
-      continue;
-    }
-    return { status, headers: res.headers, url: current.href, firstHeaders: first.headers, firstStatus: first.status, body: res, tokenSent };
-  }
-}
-
-/** Reads a small body (an error or API answer) as text, at most `limit` bytes. */
-async function readText(res: http.IncomingMessage, limit = 4 << 20): Promise<string> {
-  const chunks: Buffer[] = [];
-  let n = 0;
-  for await (const c of res as AsyncIterable<Buffer>) {
-    n += c.length;
-    if (n > limit) {
-      res.destroy();
-      break;
-    }
-    chunks.push(c);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-export function header(h: http.IncomingHttpHeaders, name: string): string | undefined {
-  const v = h[name.toLowerCase()];
-  return Array.isArray(v) ? v[0] : v;
-}
-
 /** The sha256 an ETag carries, when it is one (LFS files); undefined for a git sha1 (small files) or anything else. */
 export function sha256FromEtag(etag: string | undefined): string | undefined {
   if (!etag) return undefined;
@@ -374,9 +155,14 @@ export interface FileRef {
  * to the CDN), or Content-Length and a git-sha1 ETag for small files. A mirror that redirects without the
  * linked headers is followed to read the size.
  */
-export async function fileMetadata(ref: FileRef, opts: HubOptions & { signal?: AbortSignal } = {}): Promise<FileMetadata> {
+export function fileMetadata(ref: FileRef, opts: HubOptions & { signal?: AbortSignal } = {}): Promise<FileMetadata> {
+  return withTransport(opts, (http) => headFile(http, ref, opts));
+}
+
+async function headFile(http: HttpTransport, ref: FileRef, opts: HubOptions & { signal?: AbortSignal }): Promise<FileMetadata> {
   const url = resolveUrl(ref.endpoint, ref.repo, ref.revision, ref.file);
   const base = {
+    http,
     method: 'HEAD' as const,
     token: opts.token,
     tokenOrigin: new URL(ref.endpoint).origin,
@@ -429,14 +215,25 @@ export interface RepoSibling {
 }
 
 /** The files of a repo at a revision (`/api/models/{repo}/revision/{revision}?blobs=true`). */
-export async function listRepoFiles(
+export function listRepoFiles(
   endpoint: string,
   repo: string,
   revision: string,
   opts: HubOptions & { signal?: AbortSignal } = {},
 ): Promise<{ commit?: string; files: RepoSibling[] }> {
+  return withTransport(opts, (http) => repoListing(http, endpoint, repo, revision, opts));
+}
+
+async function repoListing(
+  http: HttpTransport,
+  endpoint: string,
+  repo: string,
+  revision: string,
+  opts: HubOptions & { signal?: AbortSignal },
+): Promise<{ commit?: string; files: RepoSibling[] }> {
   const url = `${endpoint.replace(/\/+$/, '')}/api/models/${encodePath(repo)}/revision/${encodeURIComponent(revision)}?blobs=true`;
   const r = await hubRequest(url, {
+    http,
     token: opts.token,
     tokenOrigin: new URL(endpoint).origin,
     signal: opts.signal,
@@ -444,7 +241,7 @@ export async function listRepoFiles(
     userAgent: opts.userAgent,
   });
   const text = await readText(r.body).catch((e) => {
-    throw networkError(e, url, opts.signal);
+    throw networkError(e, url, opts.signal, http.proxies);
   });
   if (r.status >= 400) {
     let msg: string | undefined;

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import { HubError } from './hubClient';
 
 /** Streaming one response body into a `.part` file, within a byte limit and a free-space watch. */
@@ -17,14 +17,7 @@ export interface BodyLimits {
  * that breaks off (or a cancel) still flushes every byte received to disk before the promise rejects, so a
  * resume starts exactly where the data stopped.
  */
-export function writeBody(
-  res: IncomingMessage,
-  fd: number,
-  part: string,
-  limits: BodyLimits,
-  onBytes: (n: number) => void,
-  signal?: AbortSignal,
-): Promise<number> {
+export function writeBody(res: Readable, fd: number, part: string, limits: BodyLimits, onBytes: (n: number) => void, signal?: AbortSignal): Promise<number> {
   return new Promise((resolve, reject) => {
     const ws = fs.createWriteStream(part, { fd });
     let got = 0;
@@ -65,9 +58,11 @@ export function writeBody(
     if (signal?.aborted) return onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
     res.on('data', onData);
-    res.once('end', () => finish(res.complete ? undefined : prematureClose(got)));
+    // The transport checks the length against Content-Length and errors a body cut short, so 'end' means
+    // whole; a 'close' before it (the stream destroyed) is a cut.
+    res.once('end', () => finish());
     res.once('error', (e) => finish(e));
-    res.once('close', () => finish(res.complete ? undefined : prematureClose(got)));
+    res.once('close', () => finish(prematureClose(got)));
     ws.once('error', (e) => {
       failure ??= e;
       res.destroy();

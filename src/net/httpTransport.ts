@@ -1,7 +1,9 @@
 /**
- * The HTTP client of the server backends: a team's llama.cpp / vLLM / Ollama server is often behind a
- * corporate proxy or signed by an internal CA. Node's global fetch ignores both HTTP(S)_PROXY and VS Code's
- * proxy settings, so requests go through undici's own fetch with a dispatcher that applies them.
+ * Ghostline's one HTTP stack, for the server backends and the Hugging Face downloads alike: a team's server
+ * or the hub is often behind a corporate proxy or a TLS-inspecting one signed by an internal CA. Node's
+ * global fetch and http.request ignore both HTTP(S)_PROXY and VS Code's proxy settings, so every request goes
+ * through an undici dispatcher built here that applies them: the backends through `serverFetch`, the hub
+ * client through `httpTransport` (undici's streaming `request`).
  * Pure Node (no vscode import): the extension passes its settings in, the CLI and tests use it as is.
  */
 import { X509Certificate } from 'node:crypto';
@@ -39,13 +41,66 @@ export function serverFetch(opts: TransportOptions): ServerFetch {
   return Object.assign(f, { close: () => dispatcher.close() }) as ServerFetch;
 }
 
-function makeDispatcher(opts: TransportOptions): Dispatcher {
+/** A dispatcher for streamed requests (the hub client), and the proxies it uses, for error messages. */
+export interface HttpTransport {
+  readonly dispatcher: Dispatcher;
+  /** The proxy for http:// and for https:// targets (origins, credentials left out); undefined: direct. */
+  readonly proxies: ProxyMap;
+  /** Drops every connection at once, requests still running included: call it when done. */
+  close(): Promise<void>;
+}
+
+export interface ProxyMap {
+  'http:'?: string;
+  'https:'?: string;
+}
+
+export function httpTransport(opts: TransportOptions): HttpTransport {
+  const dispatcher = makeDispatcher(opts);
+  const { http, https } = proxySettings(opts);
+  return {
+    dispatcher,
+    proxies: { 'http:': shownProxy(http), 'https:': shownProxy(https) },
+    close: () => dispatcher.destroy().catch(() => undefined),
+  };
+}
+
+/** The proxy URLs (explicit setting first, then the environment) and the hosts that bypass them. */
+function proxySettings(opts: TransportOptions): { http: string; https: string; noProxy: string } {
   const env = opts.env ?? process.env;
   const pick = (...names: string[]) => names.map((n) => env[n]?.trim()).find((v) => v) ?? '';
   const httpsProxy = pick('https_proxy', 'HTTPS_PROXY');
   const httpProxy = pick('http_proxy', 'HTTP_PROXY');
   const noProxy = [pick('no_proxy', 'NO_PROXY'), ...(opts.noProxy ?? [])].filter((s) => s).join(',');
   const explicit = opts.proxy?.trim();
+  return { http: withScheme(explicit || httpProxy), https: withScheme(explicit || httpsProxy), noProxy };
+}
+
+/** `proxy.corp:3128` as curl reads it (http://); a value that still is no URL is an error naming it. */
+function withScheme(proxy: string): string {
+  if (!proxy) return '';
+  const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(proxy) ? proxy : `http://${proxy}`;
+  try {
+    new URL(url);
+  } catch {
+    throw new Error(`the proxy "${shownProxy(proxy)}" (http.proxy, HTTPS_PROXY or HTTP_PROXY) is not a valid URL such as http://proxy.example.com:3128`);
+  }
+  return url;
+}
+
+/** A proxy URL as shown in messages: its origin, without credentials. */
+function shownProxy(url: string): string | undefined {
+  if (!url) return undefined;
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return url.replace(/^(.*\/\/)?[^@/]*@/, '$1');
+  }
+}
+
+function makeDispatcher(opts: TransportOptions): Dispatcher {
+  const { http, https, noProxy } = proxySettings(opts);
   // Without `ca` Node trusts its defaults (including NODE_EXTRA_CA_CERTS); giving `ca` replaces them, so
   // the defaults are listed again next to the extra certificates.
   const tlsOpts: tls.ConnectionOptions = { rejectUnauthorized: opts.strictSSL ?? true };
@@ -53,15 +108,12 @@ function makeDispatcher(opts: TransportOptions): Dispatcher {
   // The proxy agents ignore `connect`: the target's TLS options go in requestTls, and proxyTls serves an
   // HTTPS proxy signed by the same internal CA.
   const agentOpts = { connect: tlsOpts, requestTls: tlsOpts, proxyTls: tlsOpts };
-  if (!explicit && !httpsProxy && !httpProxy) return new Agent(agentOpts);
+  if (!http && !https) return new Agent(agentOpts);
   // Every field is passed (empty strings included) so undici never falls back to process.env when `env`
-  // was given: tests and callers get exactly the environment they passed.
-  return new EnvHttpProxyAgent({
-    ...agentOpts,
-    httpProxy: explicit || httpProxy,
-    httpsProxy: explicit || httpsProxy,
-    noProxy,
-  });
+  // was given: tests and callers get exactly the environment they passed. An http:// target goes to an
+  // http:// proxy as a plain absolute-URI request, as curl and VS Code send it (many proxies allow CONNECT
+  // to port 443 only); https:// targets are tunnelled with CONNECT.
+  return new EnvHttpProxyAgent({ ...agentOpts, httpProxy: http, httpsProxy: https, noProxy, proxyTunnel: false });
 }
 
 /**

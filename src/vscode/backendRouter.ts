@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { HealthCheckedGenerator } from '../backends/healthCheckedGenerator';
-import { readCaFile, type ServerFetch, serverFetch } from '../backends/httpTransport';
+import { readCaFile, type ServerFetch, serverFetch } from '../net/httpTransport';
 import { probeServer } from '../backends/probeServer';
 import { ServerGenerator } from '../backends/serverGenerator';
 import { ServerHealth } from '../backends/serverHealth';

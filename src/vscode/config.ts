@@ -95,15 +95,8 @@ export class Config {
   }
 
   /** VS Code's proxy settings (user level), for the server backends. */
-  proxy(): { proxy: string; noProxy: string[]; strictSSL: boolean } {
-    const http = vscode.workspace.getConfiguration('http');
-    const proxy = http.inspect<string>('proxy')?.globalValue;
-    const noProxy = http.inspect<unknown>('noProxy')?.globalValue;
-    return {
-      proxy: typeof proxy === 'string' ? proxy.trim() : '',
-      noProxy: Array.isArray(noProxy) ? noProxy.filter((h): h is string => typeof h === 'string') : [],
-      strictSSL: http.inspect<boolean>('proxyStrictSSL')?.globalValue !== false,
-    };
+  proxy(): ProxySettings {
+    return proxySettings();
   }
 
   /** Forget reported problems (after the user edits settings, a still-wrong value is reported again). */
@@ -118,4 +111,26 @@ export class Config {
     this.log.warn(problem);
     void vscode.window.showWarningMessage(`Ghostline: ${problem}`);
   }
+}
+
+export interface ProxySettings {
+  proxy: string;
+  noProxy: string[];
+  strictSSL: boolean;
+}
+
+/**
+ * VS Code's `http.proxy`, `http.noProxy` and `http.proxyStrictSSL` (user level only: a workspace must not
+ * route traffic elsewhere), for src/net/httpTransport.ts: the server backends and Download Model both use
+ * them, on top of HTTPS_PROXY / HTTP_PROXY / NO_PROXY from the environment.
+ */
+export function proxySettings(): ProxySettings {
+  const http = vscode.workspace.getConfiguration('http');
+  const proxy = http.inspect<string>('proxy')?.globalValue;
+  const noProxy = http.inspect<unknown>('noProxy')?.globalValue;
+  return {
+    proxy: typeof proxy === 'string' ? proxy.trim() : '',
+    noProxy: Array.isArray(noProxy) ? noProxy.filter((h): h is string => typeof h === 'string') : [],
+    strictSSL: http.inspect<boolean>('proxyStrictSSL')?.globalValue !== false,
+  };
 }

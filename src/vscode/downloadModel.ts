@@ -8,6 +8,7 @@ import { HubError, listRepoFiles, parseRepoRef, repoIdProblem, resolveEndpoint }
 import { listInstalledModels, listPartialDownloads, type InstalledModel } from '../hub/installedModels';
 import { ConvertFailedError, installCheckpoint, type Converter, type InstallCheckpointResult, type InstallProgress } from '../hub/installCheckpoint';
 import { findRecommended, pickModelFiles, RECOMMENDED_MODELS, type ModelFile } from '../hub/recommended';
+import { proxySettings } from './config';
 
 /**
  * "Ghostline: Download Model" and "Ghostline: Set Hugging Face Token": a QuickPick of recommended models
@@ -153,7 +154,7 @@ async function pickModel(context: vscode.ExtensionContext): Promise<{ repo: stri
 async function filesFor(repo: string, revision: string, endpoint: string, token: string | undefined, signal: AbortSignal): Promise<ModelFile[]> {
   const rec = findRecommended(repo);
   if (rec && rec.revision === revision) return rec.files;
-  const listing = await listRepoFiles(endpoint, repo, revision, { token, signal });
+  const listing = await listRepoFiles(endpoint, repo, revision, { token, signal, transport: proxySettings() });
   const { files, onnx, missing } = pickModelFiles(listing.files.map((f) => f.rfilename));
   if (!onnx || missing.length) {
     throw new HubError(
@@ -216,6 +217,7 @@ export async function downloadModelCommand(
         files,
         endpoint,
         token,
+        transport: proxySettings(),
         storageDir: storageDir(context),
         signal,
         progressIntervalMs: 250,
@@ -335,6 +337,7 @@ async function checkpointCommand(
         revision,
         endpoint,
         token,
+        transport: proxySettings(),
         storageDir: storageDir(context),
         signal,
         progressIntervalMs: 250,

@@ -1,6 +1,6 @@
 /**
- * The server backends' HTTP client against real parts: a CONNECT proxy written here (as corporate proxies
- * tunnel), plain and TLS servers with a self-signed certificate made by the openssl CLI, and the server
+ * The server backends' HTTP client against real parts: a forward proxy (test/net/forwardProxy.ts: plain
+ * absolute-URI requests for http:// targets, CONNECT tunnels for https:// ones, as corporate proxies do), plain and TLS servers with a self-signed certificate made by the openssl CLI, and the server
  * generator on top to see the error a user would read.
  */
 import assert from 'node:assert/strict';
@@ -8,13 +8,14 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
-import * as net from 'node:net';
+import type * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import { readCaFile, type ServerFetch, serverFetch } from '../../src/backends/httpTransport';
+import { readCaFile, type ServerFetch, serverFetch } from '../../src/net/httpTransport';
 import { connectionError } from '../../src/backends/serverErrors';
 import { ServerGenerator } from '../../src/backends/serverGenerator';
+import { type ForwardProxy, startForwardProxy } from '../net/forwardProxy';
 
 interface Served {
   url: string;
@@ -40,47 +41,13 @@ const hello: http.RequestListener = (req, res) => {
   res.end(`hello ${req.url}`);
 };
 
-/** An HTTP proxy that only tunnels (CONNECT), recording each tunnel's target. */
-async function connectProxy(): Promise<{ url: string; tunnels: string[]; plain: number; close: () => Promise<void> }> {
-  const tunnels: string[] = [];
-  const sockets = new Set<net.Socket>();
-  const p = { url: '', tunnels, plain: 0, close: async () => {} };
-  const server = http.createServer((_req, res) => {
-    p.plain++;
-    res.writeHead(502).end('this proxy only tunnels');
-  });
-  server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
-    tunnels.push(req.url ?? '');
-    const [host, port] = (req.url ?? '').split(':');
-    const upstream = net.connect(Number(port), host, () => {
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length) upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-    }
-    upstream.on('error', () => client.destroy());
-    client.on('error', () => upstream.destroy());
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  p.url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
-  p.close = () =>
-    new Promise((r) => {
-      for (const s of sockets) s.destroy();
-      server.closeAllConnections();
-      server.close(() => r());
-    });
-  return p;
-}
-
 let dir: string;
 let caPem: string;
 let plain: Served;
 let secure: Served;
-let proxy: Awaited<ReturnType<typeof connectProxy>>;
+let proxy: ForwardProxy;
+/** Requests that went through the proxy so far, plain or tunnelled. */
+const viaProxy = () => proxy.forwarded.length + proxy.tunnels.length;
 const fetches: ServerFetch[] = [];
 /** Every client made here is closed at the end, so no pooled socket outlives the file. */
 const client = (opts: Parameters<typeof serverFetch>[0]) => {
@@ -106,7 +73,7 @@ before(async () => {
   caPem = fs.readFileSync(cert, 'utf8');
   plain = await serve(http.createServer(hello), 'http');
   secure = await serve(https.createServer({ key: fs.readFileSync(key), cert: caPem }, hello), 'https');
-  proxy = await connectProxy();
+  proxy = await startForwardProxy();
 });
 
 after(async () => {
@@ -134,16 +101,22 @@ test('direct: no proxy anywhere, and one keep-alive connection carries successiv
   assert.equal(await text(f, `${plain.url}/a`), 'hello /a');
   assert.equal(await text(f, `${plain.url}/b`), 'hello /b');
   assert.equal(plain.connections - before, 1);
-  assert.deepEqual(proxy.tunnels, []);
+  assert.equal(viaProxy(), 0);
 });
 
-test('the proxy setting tunnels through the proxy, and the tunnel is reused', async () => {
+test('the proxy setting: http:// as absolute-URI requests on one kept-alive proxy connection, https:// in one reused CONNECT tunnel', async () => {
   const f = client({ proxy: proxy.url, env: {} });
-  const n = proxy.tunnels.length;
+  const n = proxy.forwarded.length;
+  const c = proxy.connections;
   assert.equal(await text(f, `${plain.url}/via`), 'hello /via');
   assert.equal(await text(f, `${plain.url}/again`), 'hello /again');
-  assert.deepEqual(proxy.tunnels.slice(n), [new URL(plain.url).host]);
-  assert.equal(proxy.plain, 0);
+  assert.deepEqual(proxy.forwarded.slice(n), [`${plain.url}/via`, `${plain.url}/again`]);
+  assert.equal(proxy.connections - c, 1);
+  const t = proxy.tunnels.length;
+  const s = client({ proxy: proxy.url, caPem, env: {} });
+  assert.equal(await text(s, `${secure.url}/via`), 'hello /via');
+  assert.equal(await text(s, `${secure.url}/again`), 'hello /again');
+  assert.deepEqual(proxy.tunnels.slice(t), [new URL(secure.url).host]);
 });
 
 test('HTTP_PROXY / HTTPS_PROXY from the environment are used, and only the given env is read', async () => {
@@ -151,11 +124,12 @@ test('HTTP_PROXY / HTTPS_PROXY from the environment are used, and only the given
   // Were the given env merged with process.env, this would send the request direct.
   process.env.no_proxy = '127.0.0.1';
   try {
-    const n = proxy.tunnels.length;
+    const n = proxy.forwarded.length;
     assert.equal(await text(client({ env: { HTTP_PROXY: proxy.url, NO_PROXY: '' } }), `${plain.url}/env`), 'hello /env');
-    assert.equal(proxy.tunnels.length, n + 1);
+    assert.equal(proxy.forwarded.length, n + 1);
+    const t = proxy.tunnels.length;
     assert.equal(await text(client({ env: { https_proxy: proxy.url, NO_PROXY: '' }, caPem }), `${secure.url}/env`), 'hello /env');
-    assert.equal(proxy.tunnels.length, n + 2);
+    assert.equal(proxy.tunnels.length, t + 1);
   } finally {
     if (saved === undefined) delete process.env.no_proxy;
     else process.env.no_proxy = saved;
@@ -163,7 +137,7 @@ test('HTTP_PROXY / HTTPS_PROXY from the environment are used, and only the given
 });
 
 test('hosts in NO_PROXY (or the noProxy setting) go direct, with the proxy from the env or the setting', async () => {
-  const n = proxy.tunnels.length;
+  const n = viaProxy();
   const cases: Parameters<typeof serverFetch>[0][] = [
     { env: { HTTP_PROXY: proxy.url, NO_PROXY: 'localhost,127.0.0.1' } },
     { env: { http_proxy: proxy.url, no_proxy: `127.0.0.1:${new URL(plain.url).port}` } },
@@ -175,10 +149,10 @@ test('hosts in NO_PROXY (or the noProxy setting) go direct, with the proxy from 
     assert.equal(await text(client(opts), `${plain.url}/direct`), 'hello /direct', JSON.stringify(opts));
     assert.equal(plain.connections, before + 1, JSON.stringify(opts));
   }
-  assert.equal(proxy.tunnels.length, n);
+  assert.equal(viaProxy(), n);
   // A NO_PROXY for another host leaves this one proxied.
   assert.equal(await text(client({ proxy: proxy.url, env: { NO_PROXY: 'localhost,10.0.0.1' } }), `${plain.url}/p`), 'hello /p');
-  assert.equal(proxy.tunnels.length, n + 1);
+  assert.equal(viaProxy(), n + 1);
 });
 
 test('a self-signed server: refused without its CA, in words naming the certificate; trusted with caPem or strictSSL false', async () => {

@@ -5,7 +5,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
 import type { ConvertOptions, ConvertResult } from '../../src/converter/types';
-import { fakeCheckpointFiles, fakeModelFiles, startFakeHub, type FakeHub } from './fakeHub';
+import { startForwardProxy } from '../net/forwardProxy';
+import { closedPort, fakeCheckpointFiles, fakeModelFiles, startFakeHub, type FakeHub } from './fakeHub';
 
 /**
  * The Download Model command against the fake hub, with a scripted stand-in for the `vscode` module
@@ -212,6 +213,37 @@ test('a typed repo id: validated, its files chosen from the hub listing', async 
   assert.deepEqual(fs.readdirSync(path.join(dir, 'onnx')), ['model_quantized.onnx'], 'int8 chosen over fp16');
   assert.ok(!fs.existsSync(path.join(dir, 'README.md')));
   assert.ok(!calls.some((c) => c.fn === 'update'), 'not switched');
+});
+
+test("VS Code's http.proxy / http.noProxy reach the download: the listing and the files go through the proxy, a dead proxy is named", async () => {
+  const proxy = await startForwardProxy();
+  try {
+    settings.set('http.proxy', proxy.url);
+    const dir = await cmd.downloadModelCommand(context, { log }, { repo: 'acme/tiny-coder', use: false });
+    assert.ok(dir && fs.existsSync(path.join(dir, 'onnx', 'model_quantized.onnx')));
+    assert.ok(
+      proxy.forwarded.some((u) => u.includes('/api/models/acme/tiny-coder/')),
+      'the listing',
+    );
+    assert.ok(
+      proxy.forwarded.some((u) => u.startsWith(`${hub.cdnOrigin}/lfs/`)),
+      'the CDN',
+    );
+    const n = proxy.forwarded.length;
+    settings.set('http.noProxy', ['127.0.0.1']);
+    storage = fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-cmd-'));
+    context = { ...context, globalStorageUri: { fsPath: storage } } as unknown as import('vscode').ExtensionContext;
+    assert.ok(await cmd.downloadModelCommand(context, { log }, { repo: 'acme/tiny-coder', use: false }));
+    assert.equal(proxy.forwarded.length, n, 'http.noProxy goes direct');
+  } finally {
+    await proxy.close();
+  }
+  settings.delete('http.noProxy');
+  settings.set('http.proxy', `http://127.0.0.1:${await closedPort()}`);
+  assert.equal(await cmd.downloadModelCommand(context, { log }, { repo: 'acme/tiny-coder', use: false }), undefined);
+  const errors = calls.filter((c) => c.fn === 'error');
+  assert.equal(errors.length, 1);
+  assert.match(String(errors[0].args[0]), /Cannot reach the proxy http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\).*http\.proxy/);
 });
 
 test('a repo without ONNX export is explained', async () => {
