@@ -15,7 +15,8 @@ export type LengthTrace = Record<string, TracedLength>;
 /**
  * The replay's generator: the worker client, counting every generation (cancelled ones included) and either
  * recording each request's length (a real model's run) or imposing the recorded one (a random-weight shape,
- * which never stops where code would: it is made to write exactly as many tokens, every stop rule off).
+ * which never stops where code would: it is made to write as many tokens, every content stop off; the time
+ * budget still applies).
  */
 export class TracingGenerator implements Generator {
   /** Set by the replay before each request; prefetches started by the service take `prefetch:` + it. */
@@ -38,7 +39,9 @@ export class TracingGenerator implements Generator {
     this.seen.add(this.key);
     // A request the real model's run never finished (typed over) gets that run's median length.
     const imposed = this.impose ? (this.impose[key] ?? this.medianImposed()) : undefined;
-    const opts = imposed ? { ...options, maxNewTokens: Math.max(1, imposed.tokens), maxLines: 0, stop: [], ignoreEos: true, timeBudgetMs: 0 } : options;
+    // The content stops (EOS, newlines, stop strings) are the real model's, so they are replaced by its length;
+    // the time budget is not content but speed, so it stays: a slower shape is cut where the editor would cut it.
+    const opts = imposed ? { ...options, maxNewTokens: Math.max(1, imposed.tokens), maxLines: 0, stop: [], ignoreEos: true } : options;
     this.calls++;
     const r = await this.inner.generate(prompt, opts, hooks);
     this.generated += r.stats.generatedTokens;

@@ -20,6 +20,8 @@ export interface PauseLatency {
   under_300ms_share: number;
   /** Pauses that ended with a suggestion shown. */
   shown: number;
+  /** The five longest waits and what they were made of (where the time goes). */
+  slowest: { ms: number; source: string; prompt_tokens: number; prefill_tokens: number; generated_tokens: number; prefill_ms: number; decode_ms: number }[];
   /** Keystrokes typed over before their answer (not pauses): how many were answered anyway, how many cancelled. */
   typed_over: { completed: number; cancelled: number };
 }
@@ -109,6 +111,7 @@ export async function typingReplay(
   lag.enable();
   const outcomes: CompletionOutcome[] = [];
   const pauseWaits: number[] = [];
+  const pauseDetails: PauseLatency['slowest'] = [];
   let pausesShown = 0;
   let keystrokes = 0;
   for (const file of files) {
@@ -165,7 +168,18 @@ export async function typingReplay(
         const pause = c === line.length || (line[c - 1] === ' ' && pseudoRandom(keystrokes * 7) < 0.3);
         if (pause) {
           const answer = await request;
-          pauseWaits.push(performance.now() - typedAt);
+          const waited = performance.now() - typedAt;
+          pauseWaits.push(waited);
+          const st = answer.stats;
+          pauseDetails.push({
+            ms: round(waited),
+            source: answer.source,
+            prompt_tokens: st?.promptTokens ?? 0,
+            prefill_tokens: st?.prefillTokens ?? 0,
+            generated_tokens: st?.generatedTokens ?? 0,
+            prefill_ms: round(st?.prefillMs ?? 0),
+            decode_ms: round(st?.decodeMs ?? 0),
+          });
           if (answer.items.length > 0) pausesShown++;
           // The typist reads the suggestion for a moment; a prefetch it started runs meanwhile.
           await sleep(opts.gapMs);
@@ -206,6 +220,7 @@ export async function typingReplay(
       p99_ms: round(percentile(pauseWaits, 99)),
       under_300ms_share: round(pauseWaits.filter((w) => w < 300).length / Math.max(1, pauseWaits.length), 3),
       shown: pausesShown,
+      slowest: pauseDetails.sort((a, b) => b.ms - a.ms).slice(0, 5),
       typed_over: { completed: typedOver - cancelledOver, cancelled: cancelledOver },
     },
     cost: {
