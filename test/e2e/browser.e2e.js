@@ -217,8 +217,11 @@ function assertRunsFromPackage(server) {
     if (!fs.existsSync(path.join(dir, f))) throw new Error(`the installed extension has no ${f}`);
   }
   if (fs.existsSync(path.join(dir, 'src')) || fs.existsSync(path.join(dir, 'test'))) throw new Error('the installed extension carries sources or tests');
-  const log = server.logsText((f) => /exthost/i.test(f));
-  if (log.includes(`${ROOT}/dist/`)) throw new Error(`the extension host loaded this folder (${ROOT}), not the package`);
+  // Ghostline's own log names the model folder it loads: it must be the package's copy of the default model.
+  const log = server.logsText((f) => f.endsWith('Ghostline.log'));
+  const loaded = /loading model (\S+)/.exec(log)?.[1];
+  if (loaded !== path.join(dir, 'models', 'ghostline-code-small'))
+    throw new Error(`the model was loaded from ${loaded}, not from the installed package ${dir}`);
   mark(`running the installed ${installed[0]}`);
 }
 
@@ -260,7 +263,6 @@ async function main() {
     mark('workbench ready');
     await server.waitForActivation(EXTENSION_ID, { timeoutMs: 90_000 });
     mark(`${EXTENSION_ID} activated`);
-    if (VSIX) assertRunsFromPackage(server);
 
     await openFile(page, FILE);
     mark(`${FILE} open`);
@@ -345,6 +347,8 @@ async function main() {
       throw new Error(`accepted text not on disk; expected to find ${JSON.stringify(firstPiece)} after Tab; file:\n${now}`);
     }
     mark('accepted with Tab, saved, and found on disk');
+    // The suggestion came from the model, so it is loaded now: check where from.
+    if (VSIX) assertRunsFromPackage(server);
     console.log(`[e2e] file after accept:\n${saved.slice(HEADER.length).replace(/^/gm, '    ')}`);
     if (!probe) {
       assertSensibleBody(saved.slice(HEADER.length));
