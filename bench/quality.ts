@@ -1,4 +1,6 @@
 // npm run eval:quality [-- --model DIR] [--data FILE ...] [--limit N] [--min-confidence X] [--no-calibration] [--no-syntax]
+//                      [--oracle (the oracle check alone) | --no-oracle]
+// First the oracle check (bench/qualityOracle.ts): what the pipeline loses of perfect suggestions, no model needed.
 // What users feel, per language: how often a suggestion is shown, how often the shown one is exactly the
 // rest of the line (precision), how often its first word is right (word-by-word accept), edit similarity,
 // and the gate's precision/coverage curve. Every sample goes through the editor's own pipeline
@@ -16,6 +18,7 @@ import { defaultModelDir, packageRoot } from '../src/engine/host/defaultModel';
 import { Engine } from '../src/engine/worker/engine';
 import { editSimilarity } from './editSimilarity';
 import { exactRestOfLine, firstLine, firstWordRight, gateCurve, THRESHOLDS } from './qualityMetrics';
+import { oracleReport } from './qualityOracle';
 import { median, round } from './stats';
 
 interface Sample {
@@ -56,6 +59,11 @@ async function main() {
   };
   const args = (name: string) => argv.flatMap((a, i) => (a === `--${name}` && argv[i + 1] ? [argv[i + 1]] : []));
   const root = packageRoot(__dirname);
+  if (!argv.includes('--no-oracle')) {
+    const oracle = await oracleReport(root);
+    fs.writeFileSync(path.join(root, 'bench', 'results', 'oracle.json'), `${JSON.stringify(oracle, null, 2)}\n`);
+    if (argv.includes('--oracle')) return;
+  }
   const modelDir = arg('model') ?? defaultModelDir(root);
   const evalDir = path.join(root, 'tools', 'model', 'eval');
   const defaults = ['heldout.jsonl', 'external.jsonl'].map((f) => path.join(evalDir, f)).filter((f) => fs.existsSync(f));
