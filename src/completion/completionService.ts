@@ -13,7 +13,8 @@ import type { FilterContext } from './filters/filterContext';
 import { postProcess } from './filters/pipeline';
 import type { Generator } from './generator';
 import { InFlight } from './inflight';
-import { inlineDecodeOptions, inlineMode, type InlineMode, type InlinePreset } from './presets';
+import type { GenerateInputs } from './generate/generateAt';
+import { type GeneratePreset, inlineDecodeOptions, inlineMode, type InlineMode, type InlinePreset } from './presets';
 import { buildPrompt } from './prompt/buildPrompt';
 import type { FimTemplate } from './prompt/fimTemplates';
 import type { SyntaxRefiner } from './syntax/syntaxRefiner';
@@ -295,6 +296,27 @@ export class CompletionService {
     this.prefetching = this.complete({ ...req, doc: next.doc, cursor: next.cursor, explicit: false })
       .catch(() => undefined)
       .finally(() => (this.prefetching = null));
+  }
+
+  /**
+   * What Generate from Selection shares with this pipeline (src/completion/generate/generateAt.ts): the FIM
+   * template, the model's context and characters per token, the window budget, the extra-context ring and
+   * tree-sitter. `generator` is the one to generate with (the router may wrap the service's own).
+   */
+  generateInputs(generator: Generator, preset: GeneratePreset): GenerateInputs {
+    const s = this.settings();
+    const model = this.model();
+    return {
+      generator,
+      template: this.template(),
+      contextTokens: model.contextTokens,
+      charsPerToken: model.charsPerToken,
+      budget: s.budget,
+      extraContextChars: s.extraContextChars,
+      preset,
+      ring: this.ring,
+      syntax: this.syntax,
+    };
   }
 
   /** Resolves when the current prefetch (if any) is done: for tests and benchmarks. */

@@ -1,4 +1,4 @@
-import type { Parser, Tree } from '@vscode/tree-sitter-wasm';
+import type { Node, Parser, Tree } from '@vscode/tree-sitter-wasm';
 import { blockCut } from './blockCut';
 import { closingText, type OpenTail, openTail } from './bracketScan';
 import { grammarWasm, loadLanguage, loadRuntime, runtimeWasm } from './grammarLoader';
@@ -141,7 +141,6 @@ export class SyntaxRefiner {
 
   private refineWith(g: GrammarState, text: string, w: SyntaxWindow): string | null {
     const parser = g.parser!;
-    const lex = g.spec.lexical;
     const head = w.prefix + w.linePrefix;
     const rest = w.lineSuffix + w.suffix;
     const beforeBody = head + rest;
@@ -149,13 +148,7 @@ export class SyntaxRefiner {
     if (!before) return text;
 
     const ins = { start: head.length, length: text.length };
-    const parseAfter = (t: string): After | null => {
-      const body = head + t + rest;
-      const tail = openTail(body, lex);
-      const text = body + closingText(tail, before.tail.inside !== null);
-      const tree = this.parse(parser, w.languageId, text, before);
-      return tree ? { tree, damage: tail.damage, text, bodyLength: body.length } : null;
-    };
+    const parseAfter = (t: string): After | null => this.parseAfter(parser, g.spec, w, before, t);
 
     const first = parseAfter(text);
     if (!first) return text;
@@ -182,6 +175,76 @@ export class SyntaxRefiner {
     }
     this.lastOutcome = 'dropped';
     return null;
+  }
+
+  /** The window with `t` inserted at the cursor, its open brackets closed as before insertion; null when the parse timed out. */
+  private parseAfter(parser: Parser, spec: GrammarSpec, w: SyntaxWindow, before: Parsed, t: string): After | null {
+    const head = w.prefix + w.linePrefix;
+    const body = head + t + w.lineSuffix + w.suffix;
+    const tail = openTail(body, spec.lexical);
+    const text = body + closingText(tail, before.tail.inside !== null);
+    const tree = this.parse(parser, w.languageId, text, before);
+    return tree ? { tree, damage: tail.damage, text, bodyLength: body.length } : null;
+  }
+
+  /**
+   * For Generate from Selection's rules (src/completion/generate/): calls `use` with the tree of the window
+   * with `text` inserted at the cursor (brackets the window leaves open closed virtually, as refine() does)
+   * and the grammar's block node types. Null when nothing is parsed (no grammar yet, too large, a timeout,
+   * an error); never throws. The tree is freed after `use` returns.
+   */
+  inspect<T>(text: string, w: SyntaxWindow, use: (root: Node, insStart: number, blocks: ReadonlySet<string>) => T): T | null {
+    const ready = this.readyWindow(text, w);
+    if (!ready) return null;
+    try {
+      const after = this.parseAfter(ready.g.parser!, ready.g.spec, w, ready.before, text);
+      if (!after) return null;
+      try {
+        return use(after.tree.rootNode, w.prefix.length + w.linePrefix.length, ready.g.spec.blocks);
+      } finally {
+        after.tree.delete();
+      }
+    } catch (err) {
+      this.logOnce(`${w.languageId}:error`, `syntax: ${w.languageId}: ${err instanceof Error ? err.message : String(err)}; results pass unchecked`);
+      return null;
+    }
+  }
+
+  /**
+   * Whether inserting `text` at the cursor adds parse errors the window did not have, by the rule refine()
+   * drops suggestions by; null when nothing is parsed. Never throws.
+   */
+  addsErrors(text: string, w: SyntaxWindow): boolean | null {
+    const ready = this.readyWindow(text, w);
+    if (!ready) return null;
+    try {
+      const after = this.parseAfter(ready.g.parser!, ready.g.spec, w, ready.before, text);
+      if (!after) return null;
+      try {
+        const outcome = this.lastOutcome;
+        const ok = this.verdict(text, text, ready.before, after, { start: w.prefix.length + w.linePrefix.length, length: text.length }) !== null;
+        this.lastOutcome = outcome;
+        return !ok;
+      } finally {
+        after.tree.delete();
+      }
+    } catch (err) {
+      this.logOnce(`${w.languageId}:error`, `syntax: ${w.languageId}: ${err instanceof Error ? err.message : String(err)}; results pass unchecked`);
+      return null;
+    }
+  }
+
+  /** The grammar and the parsed window before insertion, when `text` in `w` can be parsed now. */
+  private readyWindow(text: string, w: SyntaxWindow): { g: GrammarState; before: Parsed } | null {
+    const g = this.grammars.get(w.languageId) ?? this.grammar(w.languageId);
+    if (!g?.parser) return null;
+    const size = w.prefix.length + w.linePrefix.length + w.lineSuffix.length + w.suffix.length + text.length;
+    if (size > this.maxChars) {
+      this.logOnce(`${w.languageId}:size`, `syntax: ${w.languageId} window of ${size} characters is over ${this.maxChars}: not parsed`);
+      return null;
+    }
+    const before = this.parsedBefore(g.parser, g.spec, w.languageId, w.prefix + w.linePrefix + w.lineSuffix + w.suffix);
+    return before ? { g, before } : null;
   }
 
   /**

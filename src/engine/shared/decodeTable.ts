@@ -51,7 +51,8 @@ const speculative = spec(
  * suggestion), no repetition penalty (code repeats itself legitimately), one line when there is text right of
  * the cursor and up to `maxLines` lines on an empty line or after a block opener, a time budget once the first
  * line is complete. Generate from Selection: a longer continuation for review, more varied (temperature 0.4,
- * top-k 40, top-p 0.95, min-p 0.05), a light repetition penalty against loops, no line limit, 20 s at most.
+ * top-k 40, top-p 0.95, min-p 0.05), a light repetition penalty against loops, 60 lines and 20 s at most
+ * (both settings; the rules in src/completion/generate/ also stop it where its block ends).
  * Both draft up to 8 tokens by prompt lookup (the same distribution, about 1.5x faster decoding on real code)
  * and heal the prompt's last token (cursors split tokens).
  */
@@ -134,7 +135,15 @@ export const DECODE_TABLE: readonly OptionRow[] = [
         50,
       ),
     },
-    generate: { default: 0, setting: spec('generate.maxLines', 'Generate from Selection: most lines (0: no limit).', 0, 1000) },
+    generate: {
+      default: 60,
+      setting: spec(
+        'generate.maxLines',
+        'Generate from Selection: most lines of a result (0: no limit). The result also stops where the block it is in ends.',
+        0,
+        1000,
+      ),
+    },
   },
   {
     key: 'timeBudgetMs',
@@ -146,7 +155,18 @@ export const DECODE_TABLE: readonly OptionRow[] = [
       default: 800,
       setting: { ...spec('inline.timeBudgetMs', 'Once the first line is complete, stop generating after this many milliseconds.', 50, 10000), type: 'integer' },
     },
-    generate: { default: 20000 },
+    generate: {
+      default: 20000,
+      setting: {
+        ...spec(
+          'generate.timeBudgetMs',
+          'Generate from Selection: stop generating after this many milliseconds (counted once the first line is complete). The last, unfinished line is dropped.',
+          1000,
+          120000,
+        ),
+        type: 'integer',
+      },
+    },
   },
   { key: 'numBeams', type: 'integer', min: 1, max: 16, default: 1 },
   { key: 'numReturnSequences', type: 'integer', min: 1, max: 16, default: 1 },

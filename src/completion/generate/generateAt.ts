@@ -1,0 +1,106 @@
+import type { DecodeOptions } from '../../engine/shared/decodeOptions';
+import type { FinishReason, GenerationStats } from '../../engine/shared/types';
+import type { ChunkRing } from '../context/chunkRing';
+import { documentContext, type WindowBudget } from '../context/documentContext';
+import { fitBudget } from '../context/fitBudget';
+import type { Generator } from '../generator';
+import type { GeneratePreset } from '../presets';
+import { buildPrompt } from '../prompt/buildPrompt';
+import type { FimTemplate } from '../prompt/fimTemplates';
+import type { SyntaxRefiner, SyntaxWindow } from '../syntax/syntaxRefiner';
+import type { TextSource } from '../types';
+import { type GeneratePlan, planGeneration, type SelectionRange } from './plan';
+import { type ProcessedResult, processGenerated } from './rules/pipeline';
+import { syntaxProbe } from './syntaxProbe';
+
+/** What Generate from Selection shares with inline completion for one backend. */
+export interface GenerateInputs {
+  generator: Generator;
+  template: FimTemplate | null;
+  /** The model's context in tokens and its tokenizer's characters per token (measured), to size the prompt. */
+  contextTokens: number;
+  charsPerToken?: number;
+  /** The inline pipeline's windows and its extra-context budget (`ghostline.context.*`). */
+  budget: WindowBudget;
+  extraContextChars: number;
+  preset: GeneratePreset;
+  /** Chunks of other files the user worked in (the inline pipeline's ring). */
+  ring?: ChunkRing;
+  syntax: SyntaxRefiner | null;
+}
+
+export interface GenerateRequest {
+  doc: TextSource;
+  selection: SelectionRange;
+  languageId: string;
+  /** Workspace-relative path, for models with file separators. */
+  path: string;
+  /** Sampling seed (Regenerate draws another); the preset's when absent. */
+  seed?: number;
+  /** Keep a result that adds parse errors (the review's "Insert anyway"). */
+  keepParseErrors?: boolean;
+  signal?: AbortSignal;
+  /** The model's text so far, as it streams (before the rules: the review shows it growing). */
+  onText?: (soFar: string) => void;
+}
+
+export interface GenerateOutcome extends ProcessedResult {
+  plan: GeneratePlan;
+  /** The model's text. */
+  raw: string;
+  finishReason: FinishReason;
+  stats: GenerationStats;
+  /** From the request to the first complete non-blank line of the model's text (null: none came). */
+  firstLineMs: number | null;
+  totalMs: number;
+  /** The window the result was generated and checked in (cursor at the insertion point). */
+  window: SyntaxWindow;
+}
+
+/**
+ * Generate from Selection without an editor: the plan (plan.ts), the inline pipeline's context windows and
+ * FIM prompt with the extra chunks, the generate preset with its limits, then the rules
+ * (rules/pipeline.ts). The VS Code command, the evaluation (bench/qualityGenerate.ts) and tests drive it.
+ */
+export async function generateAt(inputs: GenerateInputs, req: GenerateRequest, now: () => number = () => performance.now()): Promise<GenerateOutcome> {
+  const t0 = now();
+  const plan = planGeneration(req.doc, req.selection);
+  const { template, preset } = inputs;
+  inputs.syntax?.prepare(req.languageId);
+  const fit = fitBudget(inputs.budget, template?.fileHeader ? inputs.extraContextChars : 0, inputs.contextTokens, preset.maxNewTokens, inputs.charsPerToken);
+  const ctx = documentContext(req.doc, plan.insertAt, fit.budget);
+  const extra = fit.extraChars > 0 && inputs.ring ? inputs.ring.select(fit.extraChars, req.path, ctx.prefix.slice(-2000) + ctx.suffix.slice(0, 1000)) : [];
+  const built = buildPrompt(ctx, template, extra, req.path);
+  const options: Partial<DecodeOptions> = {
+    ...preset,
+    stop: [...preset.stop, ...(template?.stopTokens ?? [])],
+    // After a non-blank insertion line the result starts on the next line: that empty first line is not counted.
+    maxLines: preset.maxLines > 0 && ctx.linePrefix.trim() !== '' ? preset.maxLines + 1 : preset.maxLines,
+    seed: req.seed ?? preset.seed,
+  };
+  let soFar = '';
+  let firstLineMs: number | null = null;
+  const r = await inputs.generator.generate(built.prompt, options, {
+    signal: req.signal,
+    infill: { prefix: ctx.prefix, suffix: ctx.lineSuffix + ctx.suffix, middle: ctx.linePrefix, extra },
+    onText: (d) => {
+      soFar += d;
+      if (firstLineMs === null && /\S[^\n]*\n/.test(soFar)) firstLineMs = now() - t0;
+      req.onText?.(soFar);
+    },
+  });
+  const window: SyntaxWindow = { languageId: req.languageId, prefix: ctx.prefix, linePrefix: ctx.linePrefix, lineSuffix: ctx.lineSuffix, suffix: ctx.suffix };
+  // The grammar loads lazily; the generation took longer than loading it, but a first use may still wait here.
+  if (inputs.syntax) await inputs.syntax.ready(req.languageId);
+  const processed =
+    r.finishReason === 'cancelled'
+      ? { text: null, droppedBy: 'cancelled', beforeDrop: null }
+      : processGenerated(r.text, {
+          above: ctx.prefix + ctx.linePrefix,
+          indent: ctx.indent,
+          finishReason: r.finishReason,
+          syntax: syntaxProbe(inputs.syntax, window),
+          keepParseErrors: req.keepParseErrors ?? false,
+        });
+  return { ...processed, plan, raw: r.text, finishReason: r.finishReason, stats: r.stats, firstLineMs, totalMs: now() - t0, window };
+}
