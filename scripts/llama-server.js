@@ -77,14 +77,20 @@ function ensureBinary() {
   return BINARY;
 }
 
-/** The shipped default model as GGUF (F32, from its model.safetensors), cached by the weights' size and time. */
-function ensureGguf() {
+/**
+ * The shipped default model as GGUF (from its model.safetensors), cached by the weights' size and time.
+ * 'f32' (default) or 'q8_0': ggml's Q8_0 codes are exactly those of the shipped int8 ONNX (src/converter/quantize.ts),
+ * so the parity tests serve the same weights the local engine runs.
+ * @param {'f32' | 'q8_0'} [weights]
+ */
+function ensureGguf(weights = 'f32') {
   const dir = path.join(ROOT, 'models', 'ghostline-code-small');
   const st = fs.statSync(path.join(dir, 'model.safetensors'));
-  const out = path.join(CACHE, `ghostline-code-small-${st.size}-${Math.round(st.mtimeMs)}.gguf`);
+  const out = path.join(CACHE, `ghostline-code-small-${st.size}-${Math.round(st.mtimeMs)}${weights === 'q8_0' ? '-q8_0' : ''}.gguf`);
   if (!fs.existsSync(out)) {
     fs.mkdirSync(CACHE, { recursive: true });
-    run('/usr/bin/python3', ['-m', 'tools.model.export_gguf', dir, `${out}.tmp`], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    const flags = weights === 'q8_0' ? ['--q8_0'] : [];
+    run('/usr/bin/python3', ['-m', 'tools.model.export_gguf', dir, `${out}.tmp`, ...flags], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
     fs.renameSync(`${out}.tmp`, out);
   }
   return out;
@@ -92,12 +98,12 @@ function ensureGguf() {
 
 /**
  * Starts llama-server on 127.0.0.1 at a free port with the default model and waits until /health says ok.
- * @param {{ parallel?: number, extraArgs?: string[] }} [opts]
+ * @param {{ parallel?: number, extraArgs?: string[], weights?: 'f32' | 'q8_0' }} [opts]
  * @returns {Promise<{ url: string, stop: () => Promise<void> }>}
  */
 async function startLlamaServer(opts = {}) {
   const binary = ensureBinary();
-  const model = ensureGguf();
+  const model = ensureGguf(opts.weights);
   const port = await freePort();
   const args = [
     '-m',

@@ -9,6 +9,12 @@ export const SERVER_KINDS: readonly ServerKind[] = ['llama.cpp', 'openai', 'olla
 export interface RequestInput {
   /** The whole prompt as text, the model's special tokens included (OpenAI-compatible servers, Ollama raw). */
   prompt: string;
+  /**
+   * The same prompt as the local model's token ids, sent instead of the text when set: the server's own
+   * tokenization of the text differs from the model's (see tokenizerCheck.ts). llama.cpp's /completion and
+   * /v1/completions (llama.cpp, vLLM) take a prompt as an array of ids; Ollama never gets them.
+   */
+  ids?: number[];
   /** The request as parts, for servers that build the FIM prompt themselves. */
   infill?: InfillParts;
   opts: DecodeOptions;
@@ -70,9 +76,9 @@ const llamaSampling = (o: DecodeOptions) => ({
  */
 const serverStops = (o: DecodeOptions) => (o.maxLines === 1 && !o.stop.includes('\n') ? [...o.stop, '\n'] : o.stop);
 
-/** The body of a llama.cpp request without the generation settings: the prompt, or /infill's parts. */
-const llamaPrompt = ({ prompt, infill }: Omit<RequestInput, 'opts'>) =>
-  infill
+/** The body of a llama.cpp request without the generation settings: the prompt (text or ids), or /infill's parts. */
+const llamaPrompt = ({ prompt, ids, infill }: Omit<RequestInput, 'opts'>) =>
+  infill && !ids
     ? {
         path: '/infill',
         body: {
@@ -82,7 +88,7 @@ const llamaPrompt = ({ prompt, infill }: Omit<RequestInput, 'opts'>) =>
           prompt: infill.middle,
         },
       }
-    : { path: '/completion', body: { prompt } };
+    : { path: '/completion', body: { prompt: ids ?? prompt } };
 
 /**
  * llama.cpp's own /infill: the server builds the FIM (and repo-level) prompt from the parts and caches it per
@@ -92,13 +98,13 @@ const llamaPrompt = ({ prompt, infill }: Omit<RequestInput, 'opts'>) =>
  */
 const llamaCpp: Protocol = {
   multi: true,
-  request({ prompt, infill, opts, n = 1 }) {
-    const { path, body } = llamaPrompt({ prompt, infill });
+  request({ prompt, ids, infill, opts, n = 1 }) {
+    const { path, body } = llamaPrompt({ prompt, ids, infill });
     return {
       path,
       body: {
         ...body,
-        ...(infill && opts.timeBudgetMs > 0 ? { t_max_predict_ms: opts.timeBudgetMs } : {}),
+        ...(path === '/infill' && opts.timeBudgetMs > 0 ? { t_max_predict_ms: opts.timeBudgetMs } : {}),
         // n_predict is only a bound: the local stop rules (lines, stop strings, time) end a request earlier.
         n_predict: opts.maxNewTokens,
         stop: serverStops(opts),
@@ -172,13 +178,13 @@ const llamaCpp: Protocol = {
 const openai: Protocol = {
   multi: true,
   trailer: true,
-  request({ prompt, opts, model, n = 1, minimal = false }) {
+  request({ prompt, ids, opts, model, n = 1, minimal = false }) {
     const extensions = minimal ? {} : { ...(opts.topK > 0 ? { top_k: opts.topK } : {}), seed: opts.seed, logprobs: 1, stream_options: { include_usage: true } };
     return {
       path: '/v1/completions',
       body: {
         model: model ?? '',
-        prompt,
+        prompt: ids ?? prompt,
         max_tokens: opts.maxNewTokens,
         temperature: opts.temperature,
         top_p: opts.topP,
@@ -191,10 +197,10 @@ const openai: Protocol = {
       stream: 'sse',
     };
   },
-  warm({ prompt, model }) {
+  warm({ prompt, ids, model }) {
     // One token, not 0: OpenAI and vLLM reject max_tokens 0 (llama.cpp takes it, and still samples one); the
     // prompt then sits in the server's prefix cache (vLLM's automatic prefix caching, llama.cpp's slot).
-    return { path: '/v1/completions', body: { model: model ?? '', prompt, max_tokens: 1, temperature: 0, stream: false } };
+    return { path: '/v1/completions', body: { model: model ?? '', prompt: ids ?? prompt, max_tokens: 1, temperature: 0, stream: false } };
   },
   parse(payload) {
     const p = obj(payload);

@@ -7,6 +7,7 @@ import { type Prompt, promptText } from '../engine/shared/prompt';
 import type { FinishReason, GenerateResult, GenerationStats, Sequence } from '../engine/shared/types';
 import { connectionError, httpError, ServerError } from './serverErrors';
 import { streamPayloads } from './streamLines';
+import type { PromptTokenizer } from './promptTokenizer';
 import { type Chunk, PROTOCOLS, type RequestInput, type ServerKind } from './protocols';
 
 /** Generous: real tokens are a few characters; a long run of spaces may be one token of 16-64. */
@@ -83,6 +84,12 @@ export class ServerGenerator implements Generator {
   private ownPrompt = false;
   /** Set once a server took the minimal request after refusing the full one (see RequestInput.minimal). */
   private minimal = false;
+  /**
+   * Set when the server has the local model's vocabulary but tokenizes text its own way (tokenizerCheck.ts):
+   * every prompt then goes as the ids this tokenizer gives, to /completion (llama.cpp, never /infill, which
+   * re-tokenizes its text parts) or /v1/completions, so the served model reads what the local one would.
+   */
+  private ids: PromptTokenizer | null = null;
 
   constructor(
     private readonly opts: ServerOptions,
@@ -146,8 +153,23 @@ export class ServerGenerator implements Generator {
     return this.ownPrompt;
   }
 
+  /**
+   * From now on, send every prompt as `tokenizer`'s ids (Ghostline's own layout: the ids are the local
+   * engine's, markers included). Only for protocols that take ids (TAKES_TOKEN_IDS); Ollama is refused.
+   */
+  useTokenIds(tokenizer: PromptTokenizer): void {
+    if (this.opts.kind === 'ollama') throw new Error("Ollama's /api/generate takes no token ids");
+    this.ids = tokenizer;
+    this.ownPrompt = true;
+  }
+
+  get sendsTokenIds(): boolean {
+    return this.ids !== null;
+  }
+
   private input(prompt: Prompt, hooks: GenerateHooksLike): Omit<RequestInput, 'opts'> {
-    return { prompt: promptText(prompt), infill: this.ownPrompt ? undefined : hooks.infill, model: this.opts.model };
+    const ids = this.ids?.encodePrompt(prompt);
+    return { prompt: promptText(prompt), ids, infill: this.ownPrompt ? undefined : hooks.infill, model: this.opts.model };
   }
 
   /**
