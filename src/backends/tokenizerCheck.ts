@@ -44,12 +44,24 @@ export const TAKES_TOKEN_IDS: Readonly<Record<ServerKind, boolean>> = { 'llama.c
  */
 export async function checkServerTokenizer(o: ProbeOptions, tok: PromptTokenizer, modelName: string, specials: readonly string[]): Promise<TokenizerCheck> {
   if (o.kind === 'ollama') {
-    return { verdict: 'unchecked', message: `Ollama has no /tokenize: its tokenization of ${modelName}'s vocabulary cannot be compared, and it takes only text prompts` };
+    return {
+      verdict: 'unchecked',
+      message: `Ollama has no /tokenize: its tokenization of ${modelName}'s vocabulary cannot be compared, and it takes only text prompts`,
+    };
   }
   const local = tok.encodeLiteral(TOKENIZER_PROBE);
   let server: number[];
   try {
-    server = tokenIds(await post(o, '/tokenize', { content: TOKENIZER_PROBE, prompt: TOKENIZER_PROBE, model: o.model, add_special: false, add_special_tokens: false, parse_special: false }));
+    server = tokenIds(
+      await post(o, '/tokenize', {
+        content: TOKENIZER_PROBE,
+        prompt: TOKENIZER_PROBE,
+        model: o.model,
+        add_special: false,
+        add_special_tokens: false,
+        parse_special: false,
+      }),
+    );
   } catch (err) {
     return { verdict: 'unchecked', message: `the server's tokenizer was not compared with ${modelName}'s: /tokenize ${reason(err)}` };
   }
@@ -83,7 +95,11 @@ export async function checkServerTokenizer(o: ProbeOptions, tok: PromptTokenizer
     };
   }
   if (!sameVocabulary && tok.decode(server) !== TOKENIZER_PROBE) {
-    return { verdict: 'other-model', message: `the server's model has another vocabulary than ${modelName}: it tokenizes with its own tokenizer (not compared)`, ...counts };
+    return {
+      verdict: 'other-model',
+      message: `the server's model has another vocabulary than ${modelName}: it tokenizes with its own tokenizer (not compared)`,
+      ...counts,
+    };
   }
   const why = !sameVocabulary
     ? `its /detokenize of ${modelName}'s ids gives other text`

@@ -4,6 +4,7 @@ import { readCaFile, type ServerFetch, serverFetch } from '../net/httpTransport'
 import { probeServer } from '../backends/probeServer';
 import { ServerGenerator } from '../backends/serverGenerator';
 import { ServerHealth } from '../backends/serverHealth';
+import { setUpServerTokenizer } from '../backends/serverTokenizer';
 import { serverConfigError, serverTemplate, type ServerSettings } from '../backends/serverSettings';
 import { CompletionService, type ModelTraits } from '../completion/completionService';
 import { GENERIC_CALIBRATION } from '../completion/gate/genericCalibration';
@@ -127,6 +128,7 @@ export class BackendRouter implements vscode.Disposable {
   private async connectNow(): Promise<void> {
     const gen = ++this.generation;
     this.retire();
+    this.d.status.setWarning(null); // a warning speaks of the connection it was found on
     const settings = this.d.config.server();
     this.wanted = settings.backend === 'local' ? null : settings;
     this.d.loader.primary = settings.backend === 'local';
@@ -158,7 +160,7 @@ export class BackendRouter implements vscode.Disposable {
     ];
     // Ollama with the FIM format named in settings: Ghostline's own prompt, raw, which carries the extra
     // context from other files and the stable-to-volatile layout (Ollama's `suffix` builds prefix+suffix only).
-    const template = serverTemplate(settings);
+    let template = serverTemplate(settings);
     if (settings.backend === 'ollama' && settings.promptFormat !== 'auto' && template) for (const s of servers) s.useOwnPrompt();
     const inline = new HealthCheckedGenerator(servers[0], health);
     const generateWith = new HealthCheckedGenerator(servers[1], health);
@@ -189,8 +191,18 @@ export class BackendRouter implements vscode.Disposable {
       if (!settings.contextTokens && probe.contextTokens) traits.contextTokens = probe.contextTokens;
       // A model the server cannot fill in the middle for (no "insert" template) gets Ghostline's prompt.
       if (probe.fillsInTheMiddle === false) for (const s of servers) s.useOwnPrompt();
+      // The served model must read the token sequences the model was trained on: compared with the local
+      // model's tokenizer; token ids when only its splitting of text differs, else one warning (issue 27).
+      const tokens = await setUpServerTokenizer({ ...opts, timeoutMs: Math.min(settings.timeoutMs, 10_000) }, this.d.loader.modelDir(), servers);
+      if (gen !== this.generation) return;
+      if (tokens.template) template = tokens.template;
+      if (tokens.check.verdict === 'differs') {
+        this.d.log.warn(`${label}: ${tokens.check.message}`);
+        this.d.status.setWarning(tokens.check.message);
+      } else this.d.log.info(`${label}: ${tokens.check.message}`);
       const ownPrompt = settings.backend === 'openai' || servers[0].sendsOwnPrompt;
-      const fim = ownPrompt ? (template?.family ?? 'none (prefix-only prompts)') : "the server's own template";
+      const ids = servers[0].sendsTokenIds ? ' as token ids' : '';
+      const fim = ownPrompt ? `${template?.family ?? 'none (prefix-only prompts)'}${ids}` : "the server's own template";
       this.d.log.info(
         `connected to ${label}: ${probe.models.join(', ') || 'model unknown'}, context ${traits.contextTokens} tokens, ` +
           `FIM ${fim}${apiKey ? ', with an API key' : ''}`,

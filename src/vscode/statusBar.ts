@@ -10,6 +10,8 @@ export class StatusBar implements vscode.Disposable {
   private state: EngineState = 'loading';
   private detailText = '';
   private generating = 0;
+  /** A standing warning about the connection (the server's tokenizer differs from the model's), until the next connect. */
+  private warning: string | null = null;
 
   constructor(private readonly stats: SessionStats) {
     this.item.name = 'Ghostline';
@@ -30,6 +32,12 @@ export class StatusBar implements vscode.Disposable {
   set(state: Exclude<EngineState, 'generating'>, detail = ''): void {
     this.state = state;
     this.detailText = detail;
+    this.render();
+  }
+
+  /** Shows (or, with null, clears) a warning that stays while the state changes: a $(warning) and the tooltip's first line. */
+  setWarning(text: string | null): void {
+    this.warning = text;
     this.render();
   }
 
@@ -65,8 +73,10 @@ export class StatusBar implements vscode.Disposable {
       if (server) text += ` (server ${Math.round(server.prefillMs + server.decodeMs)} ms)`;
       if (this.stats.lastReuse !== null) text += ` · ${Math.round(this.stats.lastReuse * 100)}% ${server ? 'cached' : 'reused'}`;
     }
+    if (this.warning && shown !== 'error') text += ' $(warning)';
     this.item.text = text;
-    this.item.tooltip = `Ghostline: ${shown}${this.detailText ? ` (${this.detailText})` : ''}\n${this.stats.summary()}\nClick for commands.`;
+    const warning = this.warning ? `Warning: ${this.warning}\n` : '';
+    this.item.tooltip = `${warning}Ghostline: ${shown}${this.detailText ? ` (${this.detailText})` : ''}\n${this.stats.summary()}\nClick for commands.`;
     this.item.backgroundColor =
       shown === 'error'
         ? new vscode.ThemeColor('statusBarItem.errorBackground')

@@ -5,7 +5,7 @@
  * no flash attention). Same positions of held-out code (tools/model/eval/heldout.jsonl), same FIM prompt, greedy:
  * - through /completion and /v1/completions with the prompt as the local tokenizer's ids, every suggestion
  *   must equal the local one, and each token's log-probability and the gate's confidence must agree within
- *   the tolerances below (measured: 40/40 equal, |dlogprob| <= 3e-5, |dconfidence| < 1e-5);
+ *   the tolerances below (measured: 40/40 equal, |dlogprob| <= 5e-5, |dconfidence| < 1e-5);
  * - text prompts (/v1/completions) and /infill's own layout are measured, not gated: the server's
  *   pre-tokenizer is not the model's, so they read other token sequences (0/40 equal).
  * What may differ and why:
@@ -42,7 +42,7 @@ const { startLlamaServer } = require(path.join(ROOT, 'scripts', 'llama-server.js
 
 /** Positions compared: the first ones of the held-out set (code the model never saw). */
 const POSITIONS = Number(process.env.PARITY_POSITIONS ?? 40);
-/** Per-token log-probability: measured max |local - server| 3e-5 (float32 summation order); 30x margin. */
+/** Per-token log-probability: measured max |local - server| 5e-5 (float32 summation order); 20x margin. */
 const LOGPROB_TOLERANCE = 1e-3;
 /** The gate's confidence (P(kept), 0..1): measured max difference below 1e-5. */
 const CONFIDENCE_TOLERANCE = 1e-3;
@@ -60,7 +60,10 @@ const calibration = readCalibration(MODEL).calibration;
 before(async () => {
   // A float32 KV cache and no flash attention, as the local engine computes attention (llama-server's default
   // f16 cache rounds every key and value).
-  server = await startLlamaServer({ weights: QUANTIZED ? 'q8_0' : 'f32', extraArgs: (process.env.PARITY_ARGS ?? '-ctk f32 -ctv f32 -fa off').split(' ').filter(Boolean) });
+  server = await startLlamaServer({
+    weights: QUANTIZED ? 'q8_0' : 'f32',
+    extraArgs: (process.env.PARITY_ARGS ?? '-ctk f32 -ctv f32 -fa off').split(' ').filter(Boolean),
+  });
   let local = MODEL;
   if (!QUANTIZED) {
     scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-parity-'));
@@ -88,7 +91,10 @@ interface Position {
 
 /** A held-out example's prompt: the end of its prefix and the start of its suffix, within the 512-token context. */
 function positions(): Position[] {
-  const lines = fs.readFileSync(path.join(ROOT, 'tools', 'model', 'eval', 'heldout.jsonl'), 'utf8').trim().split('\n');
+  const lines = fs
+    .readFileSync(path.join(ROOT, 'tools', 'model', 'eval', 'heldout.jsonl'), 'utf8')
+    .trim()
+    .split('\n');
   return lines.slice(0, POSITIONS).map((line, i) => {
     const ex = JSON.parse(line) as { path: string; language: string; prefix: string; suffix: string };
     let prefix = ex.prefix.slice(-700);
@@ -109,7 +115,17 @@ function positions(): Position[] {
   });
 }
 
-const GREEDY: Partial<DecodeOptions> = { temperature: 0, topK: 0, topP: 1, minP: 0, repetitionPenalty: 1, maxNewTokens: 24, maxLines: 0, stop: [], tokenHealing: false };
+const GREEDY: Partial<DecodeOptions> = {
+  temperature: 0,
+  topK: 0,
+  topP: 1,
+  minP: 0,
+  repetitionPenalty: 1,
+  maxNewTokens: 24,
+  maxLines: 0,
+  stop: [],
+  tokenHealing: false,
+};
 
 function gate(p: Position, r: GenerateResult): number {
   const x = gateFeatures({
@@ -138,7 +154,8 @@ async function compare(kind: ServerKind, mode: 'ids' | 'text' | 'infill'): Promi
   for (const p of positions()) {
     const local = await engine.generate(p.prompt, GREEDY);
     const text = p.prompt.map((x) => ('text' in x ? x.text : ''));
-    const infill = mode === 'infill' ? { prefix: text[1].slice(0, text[1].length - p.linePrefix.length), middle: p.linePrefix, suffix: text[3], extra: [] } : undefined;
+    const infill =
+      mode === 'infill' ? { prefix: text[1].slice(0, text[1].length - p.linePrefix.length), middle: p.linePrefix, suffix: text[3], extra: [] } : undefined;
     const remote = await gen.generate(p.prompt, { ...GREEDY, stop: template.stopTokens }, { infill });
     if (remote.text !== local.text) {
       out.differ.push(`${p.name}\n    local:  ${JSON.stringify(local.text)}\n    server: ${JSON.stringify(remote.text)}`);
@@ -157,7 +174,9 @@ for (const kind of ['llama.cpp', 'openai'] as const) {
   const route = kind === 'llama.cpp' ? '/completion' : '/v1/completions';
   test(`${route} with the local tokenizer's ids: the local engine's suggestions, log-probabilities and confidence (${POSITIONS} held-out positions, greedy)`, async (t) => {
     const r = await compare(kind, 'ids');
-    t.diagnostic(`${route} ids: ${POSITIONS - r.differ.length}/${POSITIONS} equal; max |dlogprob| ${r.maxLogprob.toFixed(5)}, max |dconfidence| ${r.maxConfidence.toFixed(5)}`);
+    t.diagnostic(
+      `${route} ids: ${POSITIONS - r.differ.length}/${POSITIONS} equal; max |dlogprob| ${r.maxLogprob.toFixed(5)}, max |dconfidence| ${r.maxConfidence.toFixed(5)}`,
+    );
     if (QUANTIZED) return; // reported, not gated (see the header)
     assert.deepEqual(r.differ, [], `suggestions that differ:\n${r.differ.join('\n')}`);
     assert.ok(r.maxLogprob <= LOGPROB_TOLERANCE, `log-probabilities differ by up to ${r.maxLogprob}`);
