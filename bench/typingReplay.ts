@@ -21,7 +21,7 @@ export interface PauseLatency {
   /** Pauses that ended with a suggestion shown. */
   shown: number;
   /** The five longest waits and what they were made of (where the time goes). */
-  slowest: { ms: number; source: string; prompt_tokens: number; prefill_tokens: number; generated_tokens: number; prefill_ms: number; decode_ms: number }[];
+  slowest: { ms: number; service_ms: number; engine_ms: number; source: string; prompt_tokens: number; prefill_tokens: number; generated_tokens: number; prefill_ms: number; decode_ms: number }[];
   /** Keystrokes typed over before their answer (not pauses): how many were answered anyway, how many cancelled. */
   typed_over: { completed: number; cancelled: number };
 }
@@ -173,6 +173,10 @@ export async function typingReplay(
           const st = answer.stats;
           pauseDetails.push({
             ms: round(waited),
+            // The pipeline's own time for this request, and the engine's (tokenize, prefill, decode): what is
+            // left of `ms` was spent waiting for the worker to finish or drop earlier work.
+            service_ms: round(answer.latencyMs),
+            engine_ms: round(st?.totalMs ?? 0),
             source: answer.source,
             prompt_tokens: st?.promptTokens ?? 0,
             prefill_tokens: st?.prefillTokens ?? 0,

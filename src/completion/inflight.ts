@@ -9,9 +9,11 @@ export class InFlight {
   private waiters = 0;
   private graceTimer: NodeJS.Timeout | null = null;
   readonly controller = new AbortController();
-  /** Raw text streamed so far. */
+  /** Raw text streamed so far (append() adds to it). */
   streamed = '';
   promise!: Promise<ScoredItems>;
+  /** Called after each streamed piece, until the generation ends. */
+  private readonly listeners = new Set<() => void>();
 
   constructor(
     readonly hash: string,
@@ -30,6 +32,35 @@ export class InFlight {
     const typed = linePrefix.slice(this.linePrefix.length);
     const streamed = this.streamed;
     return streamed.startsWith(typed) || typed.startsWith(streamed);
+  }
+
+  /** More streamed text from the model. */
+  append(delta: string): void {
+    this.streamed += delta;
+    for (const l of [...this.listeners]) l();
+  }
+
+  /**
+   * Resolves once the streamed text disagrees with `typed` (what was typed since this generation began):
+   * from then on nothing it writes can serve that keystroke. Never resolves while they agree.
+   */
+  diverges(typed: string): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        const s = this.streamed;
+        if (s.startsWith(typed) || typed.startsWith(s)) return;
+        this.listeners.delete(check);
+        resolve();
+      };
+      this.listeners.add(check);
+      check();
+    });
+  }
+
+  /** The generation has ended (finished or aborted): nobody is told about streamed text any more. */
+  settle(): void {
+    this.finished = true;
+    this.listeners.clear();
   }
 
   /** Registers a waiter; its signal's abort releases it. */
@@ -55,5 +86,6 @@ export class InFlight {
   abort(): void {
     if (this.graceTimer) clearTimeout(this.graceTimer);
     this.controller.abort();
+    this.listeners.clear();
   }
 }

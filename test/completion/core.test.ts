@@ -224,3 +224,39 @@ test('service: close() aborts the running generation', async () => {
   assert.equal(gen.calls[0].signal?.aborted, true);
   assert.deepEqual((await running).items, []);
 });
+
+test('service: a keystroke waits on the running generation only while its text agrees with what was typed', async () => {
+  const gen = new FakeGenerator();
+  const svc = service(gen);
+  const first = svc.complete(request('x = '));
+  await sleep(0);
+  // Typed before the model wrote anything: compatible, so it waits...
+  const second = svc.complete(request('x = f'));
+  await sleep(0);
+  assert.equal(gen.calls.length, 1);
+  // ...until the model writes something else: then the model is asked afresh at once, not after the first ends.
+  gen.calls[0].stream('bar');
+  await sleep(0);
+  assert.equal(gen.calls.length, 2, 'a new generation for the typed text');
+  assert.equal(gen.calls[0].signal?.aborted, true, 'the disagreeing one is aborted');
+  gen.calls[1].finish('oo(1)');
+  assert.deepEqual((await second).items, ['oo(1)']);
+  assert.equal((await first).cancelled, true);
+});
+
+test('service: typing what the model wrote, when its filters kept nothing, answers nothing without asking again', async () => {
+  const gen = new FakeGenerator();
+  const svc = service(gen);
+  // The suggestion repeats the line above, which the filters drop.
+  const first = svc.complete(request('x = foo(1)\nx = '));
+  await sleep(0);
+  const second = svc.complete(request('x = foo(1)\nx = f'));
+  await sleep(0);
+  gen.calls[0].stream('foo(1)');
+  gen.calls[0].finish();
+  assert.deepEqual((await first).items, []);
+  const r = await second;
+  assert.deepEqual(r.items, []);
+  assert.equal(r.cancelled, false);
+  assert.equal(gen.calls.length, 1, 'no second model call');
+});
