@@ -6,6 +6,7 @@ import { FILTERS } from '../../src/completion/filters/pipeline';
 import { inlineDecodeOptions, inlineMode } from '../../src/completion/presets';
 import { pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
 import type { SyntaxRefiner } from '../../src/completion/syntax/syntaxRefiner';
+import { checkWindow } from '../../src/completion/syntax/syntaxWindow';
 import { OracleGenerator, oracleAnswer } from './oracleGenerator';
 import type { OraclePosition } from './positions';
 
@@ -55,7 +56,8 @@ export async function runOracle(
   const ctx = documentContext(doc, cursor, fit.budget);
   const mode = inlineMode(ctx.linePrefix, ctx.lineSuffix);
   const answered = oracleAnswer(p.truth, inlineDecodeOptions(settings.preset, mode, ctx.linePrefix).maxLines ?? 0);
-  const fctx: FilterContext = { ...ctx, finishReason: 'eos' };
+  const check = checkWindow(doc, cursor, ctx, p.language);
+  const fctx: FilterContext = { ...ctx, openAtCursor: check.openAtCursor, closedAfterCursor: check.closedAfterCursor, finishReason: 'eos' };
   let text: string | null = answered;
   let stage: string | null = null;
   for (const [name, filter] of FILTERS) {
@@ -64,14 +66,8 @@ export async function runOracle(
     text = next;
     if (text === null) break;
   }
-  if (text !== null && syntax) {
-    const refined = syntax.refine(text, {
-      languageId: p.language,
-      prefix: ctx.prefix,
-      linePrefix: ctx.linePrefix,
-      lineSuffix: ctx.lineSuffix,
-      suffix: ctx.suffix,
-    });
+  if (text !== null && syntax && !check.prose) {
+    const refined = syntax.refine(text, check.window);
     const next = refined === null || refined.trim() === '' ? null : refined;
     if (stage === null && !same(next, text)) stage = 'syntax';
     text = next;

@@ -18,6 +18,7 @@ import { type GeneratePreset, inlineDecodeOptions, inlineMode, type InlineMode, 
 import { buildPrompt } from './prompt/buildPrompt';
 import type { FimTemplate } from './prompt/fimTemplates';
 import type { SyntaxRefiner } from './syntax/syntaxRefiner';
+import { checkWindow } from './syntax/syntaxWindow';
 import { insertAt } from './textOverlay';
 import type { CompletionRequest, DocumentContext, ExtraChunk } from './types';
 
@@ -241,12 +242,16 @@ export class CompletionService {
     const job = new InFlight(hash, ctx.linePrefix, REUSE_GRACE_MS);
     this.inflight = job;
     job.attach(signal);
+    // The syntax checks and the bracket filter see a wider slice of the document than the model does.
+    const check = checkWindow(req.doc, req.cursor, ctx, req.languageId);
     const fctx: FilterContext = {
       linePrefix: ctx.linePrefix,
       lineSuffix: ctx.lineSuffix,
       nextLines: ctx.nextLines,
       lineAbove: ctx.lineAbove,
       indent: ctx.indent,
+      openAtCursor: check.openAtCursor,
+      closedAfterCursor: check.closedAfterCursor,
     };
     const generation = this.generator.generate(built.prompt, options, {
       signal: job.controller.signal,
@@ -256,11 +261,11 @@ export class CompletionService {
     const calibration = this.model().calibration;
     job.promise = generation.then((r) => {
       if (r.finishReason === 'cancelled') return NOTHING;
-      const window = { languageId: req.languageId, prefix: ctx.prefix, linePrefix: ctx.linePrefix, lineSuffix: ctx.lineSuffix, suffix: ctx.suffix };
       const processed = r.sequences.map((q) => {
         const text = postProcess(q.text, { ...fctx, finishReason: q.finishReason });
-        if (text === null || !this.syntax) return text;
-        const refined = this.syntax.refine(text, window);
+        // Prose (a docstring, a comment, a string) is not code: tree-sitter cannot judge it.
+        if (text === null || !this.syntax || check.prose) return text;
+        const refined = this.syntax.refine(text, check.window);
         return refined === null || refined.trim() === '' ? null : refined;
       });
       const best = processed.findIndex((t) => t !== null);

@@ -12,6 +12,13 @@ export interface FilterContext {
   nextLines: string[];
   /** Indentation of the cursor line (for an empty line: where the cursor sits or the line above's). */
   indent: string;
+  /**
+   * Closers of the brackets open at the cursor, innermost first, from a wide slice of the document
+   * (syntax/checkWindow.ts); absent when unknown (the cursor line's own brackets are then used).
+   */
+  openAtCursor?: readonly string[];
+  /** How many of `openAtCursor` the document after the cursor closes itself. */
+  closedAfterCursor?: number;
   /** Why the generation ended ('length', 'time': a limit, so its last line may be unfinished). */
   finishReason?: FinishReason;
 }

@@ -4,15 +4,20 @@ const OPEN: Record<string, string> = { '(': ')', '[': ']', '{': '}' };
 const CLOSE = new Set([')', ']', '}']);
 
 /**
- * Cuts the completion at a closing bracket that closes nothing it opened (llama-coder's bracket stop).
- * A closer of a bracket left open earlier on the cursor line is kept only when the document does not
- * already have that closer right after the cursor or on the next line (an editor's auto-closed pair).
- * Quotes on a line are skipped roughly, so brackets inside string literals do not count.
+ * Cuts the completion at a closing bracket that closes nothing it opened (llama-coder's bracket stop),
+ * unless it closes a bracket the document leaves open: `openAtCursor` (the brackets open at the cursor, from
+ * lines above too: a `) -> None:` that ends a signature, a `});` or `} else {` on a fresh line) less the
+ * ones the text after the cursor closes itself (`closedAfterCursor`: an auto-closed `)`, the `}` below).
+ * Whatever the completion opens and leaves open is closed by the document too, so `} else {` may close one
+ * more. Without that knowledge, only brackets opened earlier on the cursor line count, and a closer the
+ * rest of the line already has cuts. Quotes on a line are skipped roughly, so brackets inside string
+ * literals do not count.
  */
 export const stopAtUnmatchedBracket: CompletionFilter = (text, ctx) => {
-  const lineOpen = unmatchedOpeners(ctx.linePrefix);
-  const docCloses = (c: string) => ctx.lineSuffix.trimStart().startsWith(c) || (ctx.nextLines[0] ?? '').trimStart().startsWith(c);
+  const known = ctx.openAtCursor !== undefined && ctx.closedAfterCursor !== undefined;
+  const open = known ? [...ctx.openAtCursor!] : unmatchedOpeners(ctx.linePrefix).reverse();
   const stack: string[] = [];
+  const closes: number[] = [];
   let quote: string | null = null;
   for (let i = 0; i < text.length; i++) {
     const ch = text[i];
@@ -32,12 +37,25 @@ export const stopAtUnmatchedBracket: CompletionFilter = (text, ctx) => {
         stack.pop();
         continue;
       }
-      const expected = lineOpen.pop();
-      if (expected !== ch || docCloses(ch)) return text.slice(0, i).trimEnd();
+      if (open[closes.length] !== ch) return text.slice(0, i).trimEnd();
+      closes.push(i);
     }
   }
-  return text;
+  if (closes.length === 0) return text;
+  // Brackets the document still needs closed after the completion, against the closers it has for them.
+  const allowed = known ? open.length - ctx.closedAfterCursor! + stack.length : lineAllows(ctx.lineSuffix, ctx.nextLines[0] ?? '', open);
+  if (closes.length <= allowed) return text;
+  return text.slice(0, closes[Math.max(0, allowed)]).trimEnd();
 };
+
+/** Without the document's brackets: the cursor line's own, up to one the rest of the line or the next line starts with (an auto-closed pair). */
+function lineAllows(lineSuffix: string, nextLine: string, open: string[]): number {
+  const rest = lineSuffix.trimStart();
+  const next = nextLine.trimStart();
+  let n = 0;
+  while (n < open.length && !rest.startsWith(open[n]) && !next.startsWith(open[n])) n++;
+  return n;
+}
 
 function unmatchedOpeners(line: string): string[] {
   const stack: string[] = [];

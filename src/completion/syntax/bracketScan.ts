@@ -8,6 +8,10 @@ export interface OpenTail {
   inside: string | null;
   /** Closers that close no open bracket, plus single-line strings left unterminated at a line end. */
   damage: number;
+  /** With a `mark`: the closers of the brackets open at the mark, innermost first. */
+  openAtMark?: string[];
+  /** With a `mark`: how many of those the text after the mark closes. */
+  closedAfterMark?: number;
 }
 
 const OPEN: Record<string, string> = { '(': ')', '[': ']', '{': '}' };
@@ -22,8 +26,14 @@ const CHAR_LITERAL = /'(?:\\(?:u\{[0-9a-fA-F]+\}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}
  * finished text, so the errors that remain are the ones the code has. A closer that closes nothing is
  * left to the parser to report (and counted as damage); one that skips open brackets closes them too.
  */
-export function openTail(text: string, lex: Lexical): OpenTail {
+export function openTail(text: string, lex: Lexical, mark?: number): OpenTail {
   const stack: string[] = [];
+  // At the mark (a cursor): the brackets open there, and later how many of them the text closes.
+  let atMark: string[] | null = null;
+  // Of the brackets open at the mark, how many are still open, and how many a matching closer closed (one
+  // that skips open brackets closes them only for the parser: they stay the suggestion's to close).
+  let live = 0;
+  let closedAfter = 0;
   let str: Lexical['strings'][number] | null = null;
   let comment: string | null = null;
   let damage = 0;
@@ -31,6 +41,10 @@ export function openTail(text: string, lex: Lexical): OpenTail {
   const n = text.length;
   while (i < n) {
     const ch = text[i];
+    if (mark !== undefined && atMark === null && i >= mark) {
+      atMark = [...stack];
+      live = stack.length;
+    }
     if (comment !== null) {
       if (text.startsWith(comment, i)) {
         i += comment.length;
@@ -85,6 +99,10 @@ export function openTail(text: string, lex: Lexical): OpenTail {
       if (j >= 0) {
         const back = stack[j] === TEMPLATE_EXPR;
         stack.length = j;
+        if (atMark !== null && j < live) {
+          closedAfter++;
+          live = j;
+        }
         if (back) str = lex.strings.find((d) => d.template) ?? null;
       } else damage++;
     }
@@ -92,7 +110,10 @@ export function openTail(text: string, lex: Lexical): OpenTail {
   }
   if (str && !str.multiline) damage++;
   const inside = comment ?? (str?.multiline ? str.close : null);
-  return { closers: stack.reverse(), inside, damage };
+  const tail: OpenTail = { closers: [...stack].reverse(), inside, damage };
+  if (mark === undefined) return tail;
+  atMark ??= [...stack];
+  return { ...tail, openAtMark: [...atMark].reverse(), closedAfterMark: closedAfter };
 }
 
 /**

@@ -1,0 +1,65 @@
+import type { CursorPosition, DocumentContext, TextSource } from '../types';
+import { openTail } from './bracketScan';
+import { grammarFor } from './languages';
+import type { SyntaxWindow } from './syntaxRefiner';
+
+/** Characters of whole lines above the cursor line that tree-sitter and the bracket filter see (the model sees fewer). */
+export const SYNTAX_PREFIX_CHARS = 12_000;
+/** Characters of whole lines below the cursor line that they see. */
+export const SYNTAX_SUFFIX_CHARS = 4_000;
+
+export interface CheckWindow {
+  /** What tree-sitter parses: wider than the model's window, starting at a top-level line where there is one. */
+  window: SyntaxWindow;
+  /** The cursor is inside a string or comment: prose, which the syntax check must not judge. */
+  prose: boolean;
+  /** Closers of the brackets open at the cursor (innermost first), as far as the window shows; undefined in prose. */
+  openAtCursor?: string[];
+  /** How many of those the text after the cursor (rest of line and lines below) closes itself. */
+  closedAfterCursor?: number;
+}
+
+/**
+ * The window the syntax checks judge a suggestion in. The model's window is sized for its context (about
+ * 740 characters of prefix at 512 tokens) and often starts inside a class or function whose header is
+ * above it, or inside a docstring: the parser then reads a method as a stray statement and prose as code,
+ * and drops right suggestions. Parsing costs little next to the model, so the checks get a wider slice of
+ * the document, moved down to its first line at column 0 (outside every block, as far as indentation
+ * tells) when it does not start at the top of the file.
+ */
+export function checkWindow(doc: TextSource, cursor: CursorPosition, ctx: DocumentContext, languageId: string): CheckWindow {
+  const above: string[] = [];
+  let used = 0;
+  let i = cursor.line - 1;
+  for (; i >= 0; i--) {
+    const l = `${doc.lineAt(i)}\n`;
+    if (used + l.length > SYNTAX_PREFIX_CHARS) break;
+    above.push(l);
+    used += l.length;
+  }
+  above.reverse();
+  // Not the top of the file: start at the first top-level line (no indentation, not a closer or continuation).
+  if (i >= 0) {
+    const top = above.findIndex((l) => /^[^\s)\]}.,]/.test(l));
+    if (top > 0) above.splice(0, top);
+  }
+  let suffix = '';
+  for (let j = cursor.line + 1; j < doc.lineCount; j++) {
+    const l = `\n${doc.lineAt(j)}`;
+    if (suffix.length + l.length > SYNTAX_SUFFIX_CHARS) break;
+    suffix += l;
+  }
+  // The model's own window when the document gives less (a window never shrinks below what the model saw).
+  const prefix = above.join('').length >= ctx.prefix.length ? above.join('') : ctx.prefix;
+  if (suffix.length < ctx.suffix.length) suffix = ctx.suffix;
+  const window: SyntaxWindow = { languageId, prefix, linePrefix: ctx.linePrefix, lineSuffix: ctx.lineSuffix, suffix };
+  const lex = grammarFor(languageId)?.lexical;
+  if (!lex) return { window, prose: false };
+  const head = prefix + ctx.linePrefix;
+  const tail = openTail(head + ctx.lineSuffix + suffix, lex, head.length);
+  // A bracket typed at the cursor that the scanner does not count is inside a string or comment.
+  const atCursor = openTail(head, lex);
+  const prose = atCursor.inside !== null || openTail(`${head}(`, lex).closers.length === atCursor.closers.length;
+  if (prose) return { window, prose };
+  return { window, prose, openAtCursor: tail.openAtMark?.map((c) => c[0]), closedAfterCursor: tail.closedAfterMark };
+}

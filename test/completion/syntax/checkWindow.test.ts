@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { documentContext, positionAt, textSource } from '../../../src/completion/context/documentContext';
+import { checkWindow } from '../../../src/completion/syntax/syntaxWindow';
+import { SyntaxRefiner } from '../../../src/completion/syntax/syntaxRefiner';
+
+const refiner = new SyntaxRefiner();
+before(async () => {
+  assert.ok(await refiner.ready('typescript'));
+  assert.ok(await refiner.ready('python'));
+});
+after(() => refiner.dispose());
+
+/** A small model's window: about 740 characters of prefix, as at 512 tokens. */
+const BUDGET = { prefixLines: 256, suffixLines: 64, prefixChars: 740, suffixChars: 250, snapLines: 16 };
+
+function at(doc: string, mark = '█') {
+  const cursor = doc.indexOf(mark);
+  const text = doc.replace(mark, '');
+  const src = textSource(text);
+  const pos = positionAt(text, cursor);
+  return { src, pos, ctx: documentContext(src, pos, BUDGET) };
+}
+
+test('issue 23 (a): a method in the middle of a long class, its header above the model window, is not dropped', () => {
+  const methods = Array.from({ length: 40 }, (_, i) => `  m${i}(): number {\n    return this.items.size + ${i};\n  }\n\n`).join('');
+  const { src, pos, ctx } = at(
+    `export class A {\n  private items = new Map<string, number>();\n\n${methods}  average(): number {\n    const count = this.items.█\n  }\n}\n`,
+  );
+  assert.ok(!ctx.prefix.includes('class A'), 'the model window starts inside the class');
+  const check = checkWindow(src, pos, ctx, 'typescript');
+  assert.ok(check.window.prefix.startsWith('export class A {'), 'the check window starts at the top-level line');
+  assert.equal(check.prose, false);
+  assert.equal(refiner.refine('size;', check.window), 'size;');
+});
+
+test('issue 23 (b): the cursor inside a docstring that opens above the model window is prose', () => {
+  const lines = Array.from({ length: 60 }, (_, i) => `    Line ${i} of the prose: don't judge it (see below.\n`).join('');
+  const { src, pos, ctx } = at(`def f():\n    """Summary.\n\n${lines}    .. v█\n    """\n    return 1\n`);
+  assert.ok(!ctx.prefix.includes('"""'), 'the model window starts inside the docstring');
+  assert.equal(checkWindow(src, pos, ctx, 'python').prose, true);
+});
+
+test('issue 23 (b): a comment and a string on the cursor line are prose, code is not', () => {
+  for (const [doc, prose] of [
+    ['const a = 1; // the value of █\n', true],
+    ['const s = "hello █";\n', true],
+    ['const a = f(█);\n', false],
+  ] as const) {
+    const { src, pos, ctx } = at(doc);
+    assert.equal(checkWindow(src, pos, ctx, 'typescript').prose, prose, doc);
+  }
+});
+
+test('issue 23 (c, d): the brackets open at the cursor, and the ones the document closes after it', () => {
+  const { src, pos, ctx } = at('def f(\n    self, sep=None, maxsplit=-1\n█\n    return 1\n');
+  const c = checkWindow(src, pos, ctx, 'python');
+  assert.deepEqual(c.openAtCursor, [')']);
+  assert.equal(c.closedAfterCursor, 0);
+  const auto = at('x = foo(bar(█))\n');
+  const d = checkWindow(auto.src, auto.pos, auto.ctx, 'python');
+  assert.deepEqual(d.openAtCursor, [')', ')']);
+  assert.equal(d.closedAfterCursor, 2);
+});
