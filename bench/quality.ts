@@ -1,5 +1,6 @@
 // npm run eval:quality [-- --model DIR] [--data FILE ...] [--limit N] [--min-confidence X] [--no-calibration] [--no-syntax]
-//                      [--oracle (the oracle check alone) | --no-oracle]
+//                      [--oracle (the oracle check alone) | --no-oracle] [--generate (Generate from Selection alone) | --no-generate]
+//                      [--generate-limit N]
 // First the oracle check (bench/qualityOracle.ts): what the pipeline loses of perfect suggestions, no model needed.
 // What users feel, per language: how often a suggestion is shown, how often the shown one is exactly the
 // rest of the line (precision), how often its first word is right (word-by-word accept), edit similarity,
@@ -18,6 +19,7 @@ import { defaultModelDir, packageRoot } from '../src/engine/host/defaultModel';
 import { Engine } from '../src/engine/worker/engine';
 import { editSimilarity } from './editSimilarity';
 import { exactRestOfLine, firstLine, firstWordRight, gateCurve, THRESHOLDS } from './qualityMetrics';
+import { generateReport } from './qualityGenerate';
 import { oracleReport } from './qualityOracle';
 import { median, round } from './stats';
 
@@ -70,6 +72,18 @@ async function main() {
   const dataFiles = args('data').length > 0 ? args('data') : defaults;
   const limit = Number(arg('limit') ?? Infinity);
   const engine = await Engine.load(modelDir, { threads: Number(arg('threads') ?? 2) });
+  const outDir = path.join(root, 'bench', 'results');
+  fs.mkdirSync(outDir, { recursive: true });
+  if (!argv.includes('--no-generate')) {
+    // Generate from Selection on held-out functions (bench/qualityGenerate.ts).
+    const generate = await generateReport(engine, dataFiles, { limit: Number(arg('generate-limit') ?? 150), outDir, log: console.log });
+    const out = { date: new Date().toISOString(), model: path.basename(modelDir), onnx: path.basename(engine.info.onnxFile), ...generate };
+    fs.writeFileSync(path.join(outDir, 'generate-quality.json'), `${JSON.stringify(out, null, 2)}\n`);
+    if (argv.includes('--generate')) {
+      await engine.dispose();
+      return;
+    }
+  }
   const cal = readCalibration(modelDir);
   const useCalibration = !argv.includes('--no-calibration');
   const settings = defaultCompletionSettings();
@@ -97,8 +111,6 @@ async function main() {
     fim_template: template?.family ?? null,
     sets: {},
   };
-  const outDir = path.join(root, 'bench', 'results');
-  fs.mkdirSync(outDir, { recursive: true });
   for (const file of dataFiles) {
     const set = path.basename(file, '.jsonl');
     const samples = fs

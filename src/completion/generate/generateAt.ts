@@ -97,6 +97,7 @@ export async function generateAt(inputs: GenerateInputs, req: GenerateRequest, n
       ? { text: null, droppedBy: 'cancelled', beforeDrop: null }
       : processGenerated(r.text, {
           above: ctx.prefix + ctx.linePrefix,
+          below: ctx.lineSuffix + ctx.suffix,
           indent: ctx.indent,
           finishReason: r.finishReason,
           syntax: syntaxProbe(inputs.syntax, window),

@@ -56,6 +56,7 @@ function contextOf(c: GoldenCase): GenerateRuleContext {
   const w = windowAt(c.languageId ?? 'plaintext', c.doc.join('\n'));
   return {
     above: w.prefix + w.linePrefix,
+    below: w.lineSuffix + w.suffix,
     indent: leadingWhitespace(w.linePrefix),
     finishReason: c.finishReason,
     syntax: c.languageId ? syntaxProbe(refiner, w) : null,
@@ -86,6 +87,7 @@ test('the rules together: a TypeScript loop of copies after an interface ends wi
   const raw = `\n  id: number;\n  name: string;\n}\n\n${copy}\n\n${copy}\n\n${copy}\n\nexport function incr`;
   const out = processGenerated(raw, {
     above: w.prefix + w.linePrefix,
+    below: w.lineSuffix + w.suffix,
     indent: '',
     finishReason: 'length',
     syntax: syntaxProbe(refiner, w),
@@ -98,6 +100,7 @@ test('a result that adds parse errors is dropped, with the text the review can s
   const w = windowAt('python', 'def f(x):█\n\nprint(1)\n');
   const out = processGenerated('\n    return (x +\n', {
     above: w.prefix + w.linePrefix,
+    below: w.suffix,
     indent: '',
     finishReason: 'eos',
     syntax: syntaxProbe(refiner, w),

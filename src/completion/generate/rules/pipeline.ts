@@ -3,6 +3,7 @@ import { repetitionGuard } from '../../filters/repetitionGuard';
 import { cutRepeatedBlock } from './cutRepeatedBlock';
 import { dropEmpty } from './dropEmpty';
 import { dropParseErrors } from './dropParseErrors';
+import { dropUnclosedBlock } from './dropUnclosedBlock';
 import { dropUnfinishedLastLine } from './dropUnfinishedLastLine';
 import type { GenerateRule, GenerateRuleContext } from './ruleContext';
 import { stopAtBlockEnd } from './stopAtBlockEnd';
@@ -18,6 +19,7 @@ export const GENERATE_RULES: ReadonlyArray<readonly [string, GenerateRule]> = [
   ['repetitionGuard', (t) => repetitionGuard(t, NO_FILTER_CONTEXT)],
   ['cutRepeatedBlock', cutRepeatedBlock],
   ['stopAtBlockEnd', stopAtBlockEnd],
+  ['dropUnclosedBlock', dropUnclosedBlock],
   ['dropParseErrors', dropParseErrors],
   ['dropEmpty', dropEmpty],
 ];
@@ -28,9 +30,9 @@ const NO_FILTER_CONTEXT = { linePrefix: '', lineSuffix: '', lineAbove: '', nextL
 export interface ProcessedResult {
   /** What would be inserted; null when a rule dropped the result. */
   text: string | null;
-  /** The rule that dropped it, if one did. */
+  /** The rule that dropped it, if one did (dropUnclosedBlock and dropParseErrors: the review offers "Insert anyway"). */
   droppedBy: string | null;
-  /** The text as it reached the rule that dropped it (the review offers it when that rule is dropParseErrors). */
+  /** The text as it reached the rule that dropped it. */
   beforeDrop: string | null;
 }
 

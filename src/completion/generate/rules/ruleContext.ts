@@ -13,6 +13,8 @@ export interface SyntaxProbe {
 export interface GenerateRuleContext {
   /** The document above the insertion point, as far as the prompt window reaches (for repeated blocks). */
   above: string;
+  /** The document after the insertion point, as far as the prompt window reaches. */
+  below: string;
   /** Indentation of the line the insertion point is on. */
   indent: string;
   /** Why the generation ended ('length', 'time': a limit, so the last line may be unfinished). */
