@@ -31,8 +31,9 @@ for (const contextTokens of [512, 4096]) {
     const lost: Record<string, string[]> = {};
     for (const p of sample) {
       const r = await runOracle(p, settings, contextTokens, 2.91, syntax);
-      if (r.outcome !== 'kept')
-        (lost[p.kind] ??= []).push(`${p.path}: ${r.outcome} at ${r.stage}: ${JSON.stringify(r.answered)} -> ${JSON.stringify(r.shown)}`);
+      if (r.outcome === 'kept') continue;
+      lost[p.kind] ??= [];
+      lost[p.kind].push(`${p.path}: ${r.outcome} at ${r.stage}: ${JSON.stringify(r.answered)} -> ${JSON.stringify(r.shown)}`);
     }
     for (const kind of Object.keys(FLOOR) as PositionKind[]) {
       const n = sample.filter((p) => p.kind === kind).length;
