@@ -2,8 +2,8 @@
 // on held-out functions (the eval sets' files, which the default model never saw), select the signature and
 // docstring (Python) or the doc comment and signature (JavaScript/TypeScript), generate the body through
 // src/completion/generate/generateAt.ts exactly as the command does, and measure: the share that gives a
-// result, that parses (the file with it has no more tree-sitter errors than the author's), that ends inside
-// the function (nothing of it runs past the function, and the function does not swallow the code after it),
+// result, and of the results the share that parses (the file with it has no more tree-sitter errors than
+// the author's) and that ends inside the function (nothing of it runs past the function, and the function does not swallow the code after it),
 // loops (a repeated line or block left in the result; also counted in the raw model text), edit similarity
 // to the author's body, and the time to the first line. Writes bench/results/generate-quality.json.
 import * as fs from 'node:fs';
@@ -85,7 +85,8 @@ export function functionsOf(parser: Parser, set: string, file: string, language:
         if (body.type !== 'statement_block' || body.namedChildren.length === 0) continue;
         const holder = fn.type === 'function_expression' ? null : fn.parent?.type === 'export_statement' ? fn.parent : fn;
         const comment = holder?.previousSibling;
-        if (!comment || comment.type !== 'comment' || !comment.text.startsWith('/**') || text.slice(comment.endIndex, holder!.startIndex).trim() !== '') continue;
+        if (comment?.type !== 'comment' || !comment.text.startsWith('/**') || text.slice(comment.endIndex, holder!.startIndex).trim() !== '')
+          continue;
         selStart = text.lastIndexOf('\n', comment.startIndex - 1) + 1;
         selEnd = body.startIndex + 1;
         if (text.slice(selEnd, text.indexOf('\n', selEnd)).trim() !== '') continue; // `{ return x; }` on one line
@@ -147,7 +148,11 @@ function loops(text: string, above: string): boolean {
   return cutRepeatedBlock(text, ctx) !== text || repetitionGuard(text, { linePrefix: '', lineSuffix: '', lineAbove: '', nextLines: [], indent: '' }) !== text;
 }
 
-export async function generateReport(engine: Engine, dataFiles: string[], opts: { limit: number; outDir: string; log: (line: string) => void }): Promise<Record<string, unknown>> {
+export async function generateReport(
+  engine: Engine,
+  dataFiles: string[],
+  opts: { limit: number; outDir: string; log: (line: string) => void },
+): Promise<Record<string, unknown>> {
   const functions = (await heldOutFunctions(dataFiles)).slice(0, opts.limit);
   const syntax = new SyntaxRefiner({ log: (line) => console.error(line) });
   for (const lang of ['python', 'javascript', 'typescript']) await syntax.ready(lang);
@@ -210,9 +215,12 @@ export async function generateReport(engine: Engine, dataFiles: string[], opts: 
   syntax.dispose();
   fs.writeFileSync(path.join(opts.outDir, 'generate-samples.jsonl'), `${results.map((r) => JSON.stringify(r)).join('\n')}\n`);
   const byLanguage: Record<string, unknown> = {};
-  for (const lang of ['all', ...new Set(results.map((r) => r.language))]) byLanguage[lang] = summarize(results.filter((r) => lang === 'all' || r.language === lang));
+  for (const lang of ['all', ...new Set(results.map((r) => r.language))])
+    byLanguage[lang] = summarize(results.filter((r) => lang === 'all' || r.language === lang));
   const report = { n: results.length, by_language: byLanguage, examples: results.slice(0, 6).map((r) => ({ path: r.path, got: r.text, body: r.body })) };
-  opts.log('\n| language | functions | result | parses | ends inside | loops (result / raw) | ran to the limit | edit similarity | first line, median / p90 ms |\n|---|---|---|---|---|---|---|---|---|');
+  opts.log(
+    '\n| language | functions | result | parses | ends inside | loops (result / raw) | ran to the limit | edit similarity | first line, median / p90 ms |\n|---|---|---|---|---|---|---|---|---|',
+  );
   for (const [lang, s] of Object.entries(byLanguage) as [string, Summary][])
     opts.log(
       `| ${lang} | ${s.n} | ${pct(s.result)} | ${pct(s.parses)} | ${pct(s.ends_inside)} | ${s.loops} / ${s.raw_loops} | ${s.ran_to_limit} | ${s.edit_similarity.toFixed(3)} | ${s.first_line_ms.median} / ${s.first_line_ms.p90} |`,
@@ -240,6 +248,8 @@ interface Summary {
   result: number;
   parses: number;
   ends_inside: number;
+  /** Over every function, a dropped result included (the file then has no body there). */
+  file_parses: number;
   loops: number;
   raw_loops: number;
   ran_to_limit: number;
@@ -250,15 +260,17 @@ interface Summary {
 }
 
 function summarize(rs: GenerateSampleResult[]): Summary {
-  const share = (f: (r: GenerateSampleResult) => boolean) => round(rs.filter(f).length / Math.max(1, rs.length), 4);
+  const share = (f: (r: GenerateSampleResult) => boolean, of = rs) => round(of.filter(f).length / Math.max(1, of.length), 4);
+  const withResult = rs.filter((r) => r.result);
   const first = rs.flatMap((r) => (r.firstLineMs === null ? [] : [r.firstLineMs]));
   const dropped: Record<string, number> = {};
   for (const r of rs) if (r.droppedBy) dropped[r.droppedBy] = (dropped[r.droppedBy] ?? 0) + 1;
   return {
     n: rs.length,
     result: share((r) => r.result),
-    parses: share((r) => r.parses),
-    ends_inside: share((r) => r.endsInside),
+    parses: share((r) => r.parses, withResult),
+    ends_inside: share((r) => r.endsInside, withResult),
+    file_parses: share((r) => r.parses),
     loops: rs.filter((r) => r.loops).length,
     raw_loops: rs.filter((r) => r.rawLoops).length,
     ran_to_limit: rs.filter((r) => r.finishReason === 'length' || r.finishReason === 'time').length,

@@ -8,6 +8,7 @@ import { defaultModelDir } from '../engine/host/defaultModel';
 import type { Config } from './config';
 import { installedModelItems } from './downloadModel';
 import { generateFromSelection, type GenerateArgs } from './generateFromSelection';
+import { ReviewDocuments } from './reviewDocuments';
 import type { BackendRouter } from './backendRouter';
 import type { ModelLoader } from './modelLoader';
 import { setServerKey } from './serverKey';
@@ -27,10 +28,20 @@ export interface CommandDeps {
 
 export function registerCommands(d: CommandDeps): vscode.Disposable {
   const reg = vscode.commands.registerCommand;
+  const review = new ReviewDocuments();
   return vscode.Disposable.from(
+    review,
     reg('ghostline.generateFromSelection', (args?: GenerateArgs) =>
       generateFromSelection(
-        { generator: () => d.router.generator(), notReadyReason: () => d.router.notReadyReason(), config: d.config, status: d.status, log: d.log },
+        {
+          generator: () => d.router.generator(),
+          service: () => d.router.service() ?? d.loader.service,
+          notReadyReason: () => d.router.notReadyReason(),
+          config: d.config,
+          status: d.status,
+          log: d.log,
+          review,
+        },
         args,
       ),
     ),

@@ -122,16 +122,42 @@ test('an invalid workspace setting is reported once, naming the setting, and the
   }
 });
 
+/** Runs Generate from Selection (auto-accepted) with seeds 0, 1, ... until one gives a result (the small model's may be dropped). */
+async function generateWithSeeds(tries = 6): Promise<string | null> {
+  for (let seed = 0; seed < tries; seed++) {
+    const inserted = await vscode.commands.executeCommand<string | null>('ghostline.generateFromSelection', { autoAccept: true, seed });
+    if (inserted) return inserted;
+  }
+  return null;
+}
+
 test('Generate from Selection continues the selected code and inserts it after review', async () => {
   const editor = await openAt('gen.py', 'def greet(name):\n    """Say hello."""\n', '"""Say hello."""');
   const start = new vscode.Position(0, 0);
   editor.selection = new vscode.Selection(start, editor.selection.active);
   const before = editor.document.getText();
-  const inserted = await vscode.commands.executeCommand<string | null>('ghostline.generateFromSelection', { autoAccept: true });
+  const inserted = await generateWithSeeds();
   assert.ok(inserted && inserted.length > 0, 'nothing generated');
   await waitFor(() => editor.document.getText() !== before, 'the insertion', 5_000);
   assert.ok(editor.document.getText().includes(inserted!));
   assert.equal(api.status.current, 'idle');
+});
+
+test('Generate from Selection on a method in the middle of a class ends where the method ends', async () => {
+  const head = 'class Account:\n    def __init__(self, owner):\n        self.owner = owner\n        self.balance = 0\n\n    def deposit(self, amount):\n        """Add amount to the balance and return the new balance."""\n';
+  const tail = '\n    def withdraw(self, amount):\n        self.balance -= amount\n        return self.balance\n\n\nprint(Account("me").deposit(1))\n';
+  const editor = await openAt('account.py', head + tail, '"""Add amount to the balance and return the new balance."""');
+  // Signature and docstring, selected as whole lines.
+  editor.selection = new vscode.Selection(new vscode.Position(5, 0), new vscode.Position(7, 0));
+  const inserted = await generateWithSeeds();
+  assert.ok(inserted, 'no seed gave a result');
+  const text = editor.document.getText();
+  // Inserted at the end of the docstring line, and the code after the method is untouched.
+  assert.ok(text.startsWith(head.slice(0, -1) + inserted), `inserted after the docstring: ${JSON.stringify(text)}`);
+  assert.ok(text.endsWith(tail), `the code after the method is unchanged: ${JSON.stringify(text)}`);
+  // Everything generated is inside the method: each line deeper than its `def`.
+  for (const line of inserted.split('\n').filter((l) => l.trim() !== ''))
+    assert.ok(/^ {5,}\S/.test(line), `a line outside the method: ${JSON.stringify(line)} in ${JSON.stringify(inserted)}`);
 });
 
 test('a killed worker shows an error, and the next request recovers', async () => {

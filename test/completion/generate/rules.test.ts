@@ -28,7 +28,8 @@ interface GoldenCase {
 
 const GOLDEN = path.join(ROOT, 'test', 'completion', 'generate', 'golden');
 const CURSOR = '█';
-const refiner = new SyntaxRefiner();
+// A generous parse timeout: a golden answer must not depend on how busy the machine is.
+const refiner = new SyntaxRefiner({ parseTimeoutMs: 2000 });
 const LANGUAGES = ['python', 'typescript', 'javascript'];
 
 before(async () => {

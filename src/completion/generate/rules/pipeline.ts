@@ -3,6 +3,7 @@ import { repetitionGuard } from '../../filters/repetitionGuard';
 import { cutRepeatedBlock } from './cutRepeatedBlock';
 import { dropEmpty } from './dropEmpty';
 import { dropParseErrors } from './dropParseErrors';
+import { dropStartOutsideBlock } from './dropStartOutsideBlock';
 import { dropUnclosedBlock } from './dropUnclosedBlock';
 import { dropUnfinishedLastLine } from './dropUnfinishedLastLine';
 import type { GenerateRule, GenerateRuleContext } from './ruleContext';
@@ -16,6 +17,7 @@ import { stopAtBlockEnd } from './stopAtBlockEnd';
 export const GENERATE_RULES: ReadonlyArray<readonly [string, GenerateRule]> = [
   ['normalizeLineEndings', (t) => normalizeLineEndings(t, NO_FILTER_CONTEXT)],
   ['dropUnfinishedLastLine', dropUnfinishedLastLine],
+  ['dropStartOutsideBlock', dropStartOutsideBlock],
   ['repetitionGuard', (t) => repetitionGuard(t, NO_FILTER_CONTEXT)],
   ['cutRepeatedBlock', cutRepeatedBlock],
   ['stopAtBlockEnd', stopAtBlockEnd],
