@@ -78,15 +78,14 @@ export function functionsOf(parser: Parser, set: string, file: string, language:
       let selEnd: number;
       if (language === 'python') {
         const first = body.namedChildren[0];
-        if (!first || first.type !== 'expression_statement' || first.namedChildren[0]?.type !== 'string' || body.namedChildren.length < 2) continue;
+        if (first?.type !== 'expression_statement' || first.namedChildren[0]?.type !== 'string' || body.namedChildren.length < 2) continue;
         selStart = text.lastIndexOf('\n', fn.startIndex - 1) + 1;
         selEnd = first.endIndex;
       } else {
         if (body.type !== 'statement_block' || body.namedChildren.length === 0) continue;
         const holder = fn.type === 'function_expression' ? null : fn.parent?.type === 'export_statement' ? fn.parent : fn;
         const comment = holder?.previousSibling;
-        if (comment?.type !== 'comment' || !comment.text.startsWith('/**') || text.slice(comment.endIndex, holder!.startIndex).trim() !== '')
-          continue;
+        if (comment?.type !== 'comment' || !comment.text.startsWith('/**') || text.slice(comment.endIndex, holder!.startIndex).trim() !== '') continue;
         selStart = text.lastIndexOf('\n', comment.startIndex - 1) + 1;
         selEnd = body.startIndex + 1;
         if (text.slice(selEnd, text.indexOf('\n', selEnd)).trim() !== '') continue; // `{ return x; }` on one line

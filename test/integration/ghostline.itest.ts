@@ -144,7 +144,8 @@ test('Generate from Selection continues the selected code and inserts it after r
 });
 
 test('Generate from Selection on a method in the middle of a class ends where the method ends', async () => {
-  const head = 'class Account:\n    def __init__(self, owner):\n        self.owner = owner\n        self.balance = 0\n\n    def deposit(self, amount):\n        """Add amount to the balance and return the new balance."""\n';
+  const head =
+    'class Account:\n    def __init__(self, owner):\n        self.owner = owner\n        self.balance = 0\n\n    def deposit(self, amount):\n        """Add amount to the balance and return the new balance."""\n';
   const tail = '\n    def withdraw(self, amount):\n        self.balance -= amount\n        return self.balance\n\n\nprint(Account("me").deposit(1))\n';
   const editor = await openAt('account.py', head + tail, '"""Add amount to the balance and return the new balance."""');
   // Signature and docstring, selected as whole lines.
