@@ -3,6 +3,13 @@ import { type BlockCut, blockCut } from '../syntax/blockCut';
 import type { SyntaxRefiner, SyntaxWindow } from '../syntax/syntaxRefiner';
 import type { SyntaxProbe } from './rules/ruleContext';
 
+/**
+ * Parses here may take this long: the inline pipeline's 50 ms protects keystroke latency, but a result
+ * that took seconds to generate is worth a slower parse, and a timeout would let it through uncut (under
+ * load the evaluation saw results run past their function that way).
+ */
+const PARSE_TIMEOUT_MS = 1000;
+
 /** After a top-level declaration's end, what may stay on its line: separators and a comment. */
 const REST_OF_LINE = /^[\s;,]*(?:(?:\/\/|#|\/\*).*)?$/;
 
@@ -16,8 +23,13 @@ export function syntaxProbe(refiner: SyntaxRefiner | null, w: SyntaxWindow): Syn
   if (!refiner?.isReady(w.languageId)) return null;
   return {
     blockEnd: (text) =>
-      refiner.inspect(text, w, (root, insStart, blocks) => blockCut(root, text, insStart, blocks) ?? topLevelCut(root, text, insStart, blocks)),
-    addsErrors: (text) => refiner.addsErrors(text, w),
+      refiner.inspect(
+        text,
+        w,
+        (root, insStart, blocks) => blockCut(root, text, insStart, blocks) ?? topLevelCut(root, text, insStart, blocks),
+        PARSE_TIMEOUT_MS,
+      ),
+    addsErrors: (text) => refiner.addsErrors(text, w, PARSE_TIMEOUT_MS),
   };
 }
 

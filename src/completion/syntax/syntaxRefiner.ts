@@ -178,12 +178,12 @@ export class SyntaxRefiner {
   }
 
   /** The window with `t` inserted at the cursor, its open brackets closed as before insertion; null when the parse timed out. */
-  private parseAfter(parser: Parser, spec: GrammarSpec, w: SyntaxWindow, before: Parsed, t: string): After | null {
+  private parseAfter(parser: Parser, spec: GrammarSpec, w: SyntaxWindow, before: Parsed, t: string, timeoutMs = this.parseTimeoutMs): After | null {
     const head = w.prefix + w.linePrefix;
     const body = head + t + w.lineSuffix + w.suffix;
     const tail = openTail(body, spec.lexical);
     const text = body + closingText(tail, before.tail.inside !== null);
-    const tree = this.parse(parser, w.languageId, text, before);
+    const tree = this.parse(parser, w.languageId, text, before, timeoutMs);
     return tree ? { tree, damage: tail.damage, text, bodyLength: body.length } : null;
   }
 
@@ -193,8 +193,8 @@ export class SyntaxRefiner {
    * and the grammar's block node types. Null when nothing is parsed (no grammar yet, too large, a timeout,
    * an error); never throws. The tree is freed after `use` returns.
    */
-  inspect<T>(text: string, w: SyntaxWindow, use: (root: Node, insStart: number, blocks: ReadonlySet<string>) => T): T | null {
-    const ready = this.readyWindow(text, w);
+  inspect<T>(text: string, w: SyntaxWindow, use: (root: Node, insStart: number, blocks: ReadonlySet<string>) => T, timeoutMs = this.parseTimeoutMs): T | null {
+    const ready = this.readyWindow(text, w, timeoutMs);
     if (!ready) return null;
     try {
       const after = this.parseAfter(ready.g.parser!, ready.g.spec, w, ready.before, text);
@@ -214,8 +214,8 @@ export class SyntaxRefiner {
    * Whether inserting `text` at the cursor adds parse errors the window did not have, by the rule refine()
    * drops suggestions by; null when nothing is parsed. Never throws.
    */
-  addsErrors(text: string, w: SyntaxWindow): boolean | null {
-    const ready = this.readyWindow(text, w);
+  addsErrors(text: string, w: SyntaxWindow, timeoutMs = this.parseTimeoutMs): boolean | null {
+    const ready = this.readyWindow(text, w, timeoutMs);
     if (!ready) return null;
     try {
       const after = this.parseAfter(ready.g.parser!, ready.g.spec, w, ready.before, text);
@@ -235,7 +235,7 @@ export class SyntaxRefiner {
   }
 
   /** The grammar and the parsed window before insertion, when `text` in `w` can be parsed now. */
-  private readyWindow(text: string, w: SyntaxWindow): { g: GrammarState; before: Parsed } | null {
+  private readyWindow(text: string, w: SyntaxWindow, timeoutMs: number): { g: GrammarState; before: Parsed } | null {
     const g = this.grammars.get(w.languageId) ?? this.grammar(w.languageId);
     if (!g?.parser) return null;
     const size = w.prefix.length + w.linePrefix.length + w.lineSuffix.length + w.suffix.length + text.length;
@@ -243,7 +243,7 @@ export class SyntaxRefiner {
       this.logOnce(`${w.languageId}:size`, `syntax: ${w.languageId} window of ${size} characters is over ${this.maxChars}: not parsed`);
       return null;
     }
-    const before = this.parsedBefore(g.parser, g.spec, w.languageId, w.prefix + w.linePrefix + w.lineSuffix + w.suffix);
+    const before = this.parsedBefore(g.parser, g.spec, w.languageId, w.prefix + w.linePrefix + w.lineSuffix + w.suffix, timeoutMs);
     return before ? { g, before } : null;
   }
 
@@ -265,7 +265,7 @@ export class SyntaxRefiner {
     return kept;
   }
 
-  private parsedBefore(parser: Parser, spec: GrammarSpec, languageId: string, body: string): Parsed | null {
+  private parsedBefore(parser: Parser, spec: GrammarSpec, languageId: string, body: string, timeoutMs = this.parseTimeoutMs): Parsed | null {
     const key = `${languageId}\u0000${body}`;
     if (this.before?.key === key) return this.before;
     const tail = openTail(body, spec.lexical);
@@ -273,7 +273,7 @@ export class SyntaxRefiner {
     // The window of the previous call, when it was the same language, is the old tree of an incremental parse:
     // while typing, the window changes by a keystroke or a moved start.
     const previous = !this.opts.noReuse && this.before?.key.startsWith(`${languageId}\u0000`) ? this.before : undefined;
-    const tree = this.parse(parser, languageId, text, previous);
+    const tree = this.parse(parser, languageId, text, previous, timeoutMs);
     this.dropBefore();
     if (!tree) return null;
     this.before = { key, text, bodyLength: body.length, tree, errors: collectErrors(tree.rootNode), tail };
@@ -281,19 +281,19 @@ export class SyntaxRefiner {
   }
 
   /** Parses `text`, incrementally from `old` (a tree and its text) when given; null when the parse timed out. */
-  private parse(parser: Parser, languageId: string, text: string, old?: { tree: Tree; text: string }): Tree | null {
+  private parse(parser: Parser, languageId: string, text: string, old?: { tree: Tree; text: string }, timeoutMs = this.parseTimeoutMs): Tree | null {
     let oldTree: Tree | null = null;
     const edit = old ? editBetween(old.text, text) : null;
     if (old && edit) {
       oldTree = old.tree.copy();
       oldTree.edit(edit);
     }
-    const deadline = performance.now() + this.parseTimeoutMs;
+    const deadline = performance.now() + timeoutMs;
     try {
       const tree = parser.parse(text, oldTree, { progressCallback: () => performance.now() > deadline });
       if (!tree) {
         parser.reset();
-        this.logOnce(`${languageId}:timeout`, `syntax: ${languageId} parse of ${text.length} characters took over ${this.parseTimeoutMs} ms: abandoned`);
+        this.logOnce(`${languageId}:timeout`, `syntax: ${languageId} parse of ${text.length} characters took over ${timeoutMs} ms: abandoned`);
       }
       return tree;
     } finally {
