@@ -1,5 +1,7 @@
 import type { Node } from '@vscode/tree-sitter-wasm';
 import { type BlockCut, blockCut } from '../syntax/blockCut';
+import { openTail } from '../syntax/bracketScan';
+import { grammarFor } from '../syntax/languages';
 import type { SyntaxRefiner, SyntaxWindow } from '../syntax/syntaxRefiner';
 import type { SyntaxProbe } from './rules/ruleContext';
 
@@ -30,6 +32,12 @@ export function syntaxProbe(refiner: SyntaxRefiner | null, w: SyntaxWindow): Syn
         PARSE_TIMEOUT_MS,
       ),
     addsErrors: (text) => refiner.addsErrors(text, w, PARSE_TIMEOUT_MS),
+    leavesOpen: (text) => {
+      const lexical = grammarFor(w.languageId)?.lexical;
+      if (!lexical) return false;
+      const tail = openTail(text, lexical);
+      return tail.closers.length > 0 || tail.inside !== null;
+    },
   };
 }
 

@@ -99,7 +99,7 @@ test('the rules together: a TypeScript loop of copies after an interface ends wi
 
 test('a result that adds parse errors is dropped, with the text the review can still offer', () => {
   const w = windowAt('python', 'def f(x):█\n\nprint(1)\n');
-  const out = processGenerated('\n    return (x +\n', {
+  const out = processGenerated('\n    return x +\n', {
     above: w.prefix + w.linePrefix,
     below: w.suffix,
     indent: '',
@@ -109,7 +109,7 @@ test('a result that adds parse errors is dropped, with the text the review can s
   });
   assert.equal(out.text, null);
   assert.equal(out.droppedBy, 'dropParseErrors');
-  assert.equal(out.beforeDrop, '\n    return (x +\n');
+  assert.equal(out.beforeDrop, '\n    return x +\n');
 });
 
 test('what a selection asks for, by where it ends', () => {

@@ -7,6 +7,8 @@ export interface SyntaxProbe {
   blockEnd(text: string): BlockCut | null;
   /** Whether inserting `text` adds parse errors the document did not have; null: not parsed. */
   addsErrors(text: string): boolean | null;
+  /** Whether `text` leaves a bracket, string or comment of its own open at its end (its lexer, no parse). */
+  leavesOpen(text: string): boolean;
 }
 
 /** What the rules of Generate from Selection know about the place the result goes. */
