@@ -218,7 +218,7 @@ export async function generateReport(
     byLanguage[lang] = summarize(results.filter((r) => lang === 'all' || r.language === lang));
   const report = { n: results.length, by_language: byLanguage, examples: results.slice(0, 6).map((r) => ({ path: r.path, got: r.text, body: r.body })) };
   opts.log(
-    '\n| language | functions | result | parses | ends inside | loops (result / raw) | ran to the limit | edit similarity | first line, median / p90 ms |\n|---|---|---|---|---|---|---|---|---|',
+    '\n| language | functions | result | of the results: parses | ends inside | loops (result / raw) | ran to the limit | edit similarity | first line, median / p90 ms |\n|---|---|---|---|---|---|---|---|---|',
   );
   for (const [lang, s] of Object.entries(byLanguage) as [string, Summary][])
     opts.log(
