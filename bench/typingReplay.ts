@@ -21,7 +21,17 @@ export interface PauseLatency {
   /** Pauses that ended with a suggestion shown. */
   shown: number;
   /** The five longest waits and what they were made of (where the time goes). */
-  slowest: { ms: number; service_ms: number; engine_ms: number; source: string; prompt_tokens: number; prefill_tokens: number; generated_tokens: number; prefill_ms: number; decode_ms: number }[];
+  slowest: {
+    ms: number;
+    service_ms: number;
+    engine_ms: number;
+    source: string;
+    prompt_tokens: number;
+    prefill_tokens: number;
+    generated_tokens: number;
+    prefill_ms: number;
+    decode_ms: number;
+  }[];
   /** Keystrokes typed over before their answer (not pauses): how many were answered anyway, how many cancelled. */
   typed_over: { completed: number; cancelled: number };
 }
