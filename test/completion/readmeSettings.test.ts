@@ -20,7 +20,7 @@ function tableRows(): { key: string; stated: string }[] {
     const names = cells[1].split(/`,? \/ `|`, `/).map((n) => n.replace(/`/g, ''));
     const values = [...cells[2].matchAll(/`([^`]*)`/g)].map((m) => m[1]);
     const prefix = names[0].slice(0, names[0].lastIndexOf('.') + 1);
-    names.forEach((n, i) => rows.push({ key: n.startsWith('ghostline.') ? n : prefix + n, stated: values[i] ?? values[0] }));
+    for (const [i, n] of names.entries()) rows.push({ key: n.startsWith('ghostline.') ? n : prefix + n, stated: values[i] ?? values[0] });
   }
   return rows;
 }
