@@ -1,4 +1,5 @@
 import type { Generator } from '../../src/completion/generator';
+import { cancelledResult } from '../../src/engine/shared/cancelledResult';
 import type { DecodeOptions } from '../../src/engine/shared/decodeOptions';
 import type { Prompt } from '../../src/engine/shared/prompt';
 import type { GenerateResult } from '../../src/engine/shared/types';
@@ -25,18 +26,8 @@ export class OracleGenerator implements Generator {
     return {
       ...sequence,
       sequences: [sequence],
-      stats: {
-        promptTokens: 0,
-        reusedTokens: 0,
-        prefillTokens: 0,
-        generatedTokens: 0,
-        truncatedTokens: 0,
-        prefillMs: 0,
-        decodeMs: 0,
-        totalMs: 0,
-        draftTokens: 0,
-        acceptedDraftTokens: 0,
-      },
+      // No model ran: every count is zero, as in a cancelled request's answer.
+      stats: cancelledResult().stats,
     };
   }
 }
