@@ -9,7 +9,8 @@
 // Writes bench/results/quality.json and, per data set, the gate's features and labels for `npm run calibrate`.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { CompletionService, type ModelTraits } from '../src/completion/completionService';
+import { CompletionService } from '../src/completion/completionService';
+import type { ModelTraits } from '../src/completion/types';
 import { positionAt, textSource } from '../src/completion/context/documentContext';
 import { readCalibration } from '../src/completion/gate/readCalibration';
 import { pickFimTemplate } from '../src/completion/prompt/fimTemplates';

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { CompletionService, type CompletionOutcome } from '../src/completion/completionService';
+import { CompletionService } from '../src/completion/completionService';
+import type { CompletionOutcome } from '../src/completion/types';
 import { textSource } from '../src/completion/context/documentContext';
 import { modelTraits } from '../src/completion/modelTraits';
 import { SyntaxRefiner } from '../src/completion/syntax/syntaxRefiner';

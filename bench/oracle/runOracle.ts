@@ -1,4 +1,5 @@
-import { CompletionService, type CompletionSettings } from '../../src/completion/completionService';
+import { CompletionService } from '../../src/completion/completionService';
+import type { CompletionSettings } from '../../src/completion/types';
 import { documentContext, positionAt, textSource } from '../../src/completion/context/documentContext';
 import { fitBudget } from '../../src/completion/context/fitBudget';
 import type { FilterContext } from '../../src/completion/filters/filterContext';

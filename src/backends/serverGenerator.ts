@@ -1,6 +1,6 @@
 import { endpoint } from './endpoint';
 import type { GenerateHooksLike, Generator } from '../completion/generator';
-import { TextStopper } from '../engine/decode/stopping';
+import { TextStopper } from '../engine/shared/textStopper';
 import { cancelledResult } from '../engine/shared/cancelledResult';
 import { type DecodeOptions, resolveDecodeOptions } from '../engine/shared/decodeOptions';
 import { type Prompt, promptText } from '../engine/shared/prompt';

@@ -1,5 +1,6 @@
 import * as readline from 'node:readline';
-import { CompletionService, type ModelTraits } from '../completion/completionService';
+import { CompletionService } from '../completion/completionService';
+import type { ModelTraits } from '../completion/types';
 import type { Generator } from '../completion/generator';
 import { type FimTemplate, pickFimTemplate } from '../completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../completion/settings';

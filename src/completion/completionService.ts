@@ -1,12 +1,9 @@
 import { promptText } from '../engine/shared/prompt';
-import type { GenerationStats } from '../engine/shared/types';
 import { CompletionCache } from './cache/completionCache';
-import type { Calibration } from './gate/calibration';
-import type { FeatureName } from './gate/features';
 import { scoreSuggestion } from './gate/scoreSuggestion';
 import { contextHash } from './cache/contextKey';
 import { ChunkRing } from './context/chunkRing';
-import { documentContext, type WindowBudget } from './context/documentContext';
+import { documentContext } from './context/documentContext';
 import { CharsPerTokenEstimate } from './context/charsPerTokenEstimate';
 import { fitBudget } from './context/fitBudget';
 import type { FilterContext } from './filters/filterContext';
@@ -14,69 +11,13 @@ import { postProcess } from './filters/pipeline';
 import type { Generator } from './generator';
 import { InFlight } from './inflight';
 import type { GenerateInputs } from './generate/generateAt';
-import { type GeneratePreset, inlineDecodeOptions, inlineMode, type InlineMode, type InlinePreset } from './presets';
+import { type GeneratePreset, inlineDecodeOptions, inlineMode, type InlineMode } from './presets';
 import { buildPrompt } from './prompt/buildPrompt';
 import type { FimTemplate } from './prompt/fimTemplates';
 import type { SyntaxRefiner } from './syntax/syntaxRefiner';
 import { checkWindow } from './syntax/syntaxWindow';
 import { insertAt } from './textOverlay';
-import type { CompletionRequest, DocumentContext, ExtraChunk } from './types';
-
-export interface CompletionSettings {
-  preset: InlinePreset;
-  budget: WindowBudget;
-  /** Characters of extra context from other files (0: none). */
-  extraContextChars: number;
-  /** Compute the next suggestion as if the shown one were accepted, while the model is idle. */
-  prefetch: boolean;
-  /** Alternatives returned on an explicit trigger (beam search n-best). */
-  alternatives: number;
-  /** Suggestions whose estimated probability of being kept is below this are not shown (explicit triggers bypass it). */
-  minConfidence: number;
-}
-
-/** What the pipeline needs to know about the loaded model. */
-export interface ModelTraits {
-  /** The model's context in tokens (the prompt is fitted into it). */
-  contextTokens: number;
-  /** Characters per token of its tokenizer on code, measured (default: a conservative guess). */
-  charsPerToken?: number;
-  /** Its confidence calibration (none: every suggestion is shown). */
-  calibration?: Calibration;
-  /** Where the calibration came from (a file, or 'generic'), for logs and stats. */
-  calibrationSource?: string;
-}
-
-export type CompletionSource = 'cache' | 'inflight' | 'model' | 'none';
-
-export interface CompletionOutcome {
-  /** Post-processed suggestions to insert at the cursor, best first (empty: nothing to show). */
-  items: string[];
-  /** The model's raw text for the best item (model and in-flight sources). */
-  raw: string | null;
-  source: CompletionSource;
-  mode: InlineMode;
-  cancelled: boolean;
-  /** Estimated probability that the best item is kept (null: not scored, e.g. no calibration). */
-  confidence: number | null;
-  /** The gate's inputs behind `confidence` (fresh model results only). */
-  features?: Record<FeatureName, number>;
-  /** A suggestion existed but the gate held it back (below minConfidence). */
-  gated: boolean;
-  /** Prompt tokens over the tokens the prompt could have used (context minus room to generate). */
-  fill?: number;
-  stats?: GenerationStats;
-  prompt?: string;
-  latencyMs: number;
-}
-
-/** Post-processed items and the best one's confidence. */
-export interface ScoredItems {
-  items: string[];
-  confidence: number | null;
-  /** The gate's inputs for the best item (evaluation, Show Stats). */
-  features?: Record<FeatureName, number>;
-}
+import type { CompletionOutcome, CompletionRequest, CompletionSettings, DocumentContext, ExtraChunk, ModelTraits, ScoredItems } from './types';
 
 const NOTHING: ScoredItems = Object.freeze({ items: [], confidence: null }) as ScoredItems;
 /** What waiting on an in-flight generation gives when its text stopped agreeing with what was typed. */

@@ -1,4 +1,4 @@
-import type { ScoredItems } from './completionService';
+import type { ScoredItems } from './types';
 /**
  * The generation the model is running now, shared by every request that can use it: a keystroke that
  * types what the model is producing waits for it instead of starting again (Continue's in-flight reuse).

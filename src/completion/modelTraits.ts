@@ -1,5 +1,5 @@
 import type { ModelInfo } from '../engine/shared/types';
-import type { ModelTraits } from './completionService';
+import type { ModelTraits } from './types';
 import { readCalibration } from './gate/readCalibration';
 
 /** What the pipeline needs of a loaded model: its context, measured characters per token, and its calibration. */

@@ -1,4 +1,4 @@
-import type { CompletionOutcome } from './completionService';
+import type { CompletionOutcome } from './types';
 
 /** Running numbers for the status bar and "Show Stats": latencies, sources, KV reuse, accepts. */
 export class SessionStats {

@@ -1,4 +1,4 @@
-import type { CompletionSettings } from './completionService';
+import type { CompletionSettings } from './types';
 import { presetFromSettings } from './presets';
 import { validateSettings, type SettingValues } from './settingsSchema';
 

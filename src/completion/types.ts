@@ -1,3 +1,9 @@
+import type { GenerationStats } from '../engine/shared/types';
+import type { WindowBudget } from './context/documentContext';
+import type { Calibration } from './gate/calibration';
+import type { FeatureName } from './gate/features';
+import type { InlineMode, InlinePreset } from './presets';
+
 /** Read-only access to a document's lines, so a 10 MB file is never copied whole per keystroke. */
 export interface TextSource {
   readonly lineCount: number;
@@ -42,4 +48,60 @@ export interface DocumentContext {
 export interface ExtraChunk {
   path: string;
   text: string;
+}
+
+export interface CompletionSettings {
+  preset: InlinePreset;
+  budget: WindowBudget;
+  /** Characters of extra context from other files (0: none). */
+  extraContextChars: number;
+  /** Compute the next suggestion as if the shown one were accepted, while the model is idle. */
+  prefetch: boolean;
+  /** Alternatives returned on an explicit trigger (beam search n-best). */
+  alternatives: number;
+  /** Suggestions whose estimated probability of being kept is below this are not shown (explicit triggers bypass it). */
+  minConfidence: number;
+}
+
+/** What the pipeline needs to know about the loaded model. */
+export interface ModelTraits {
+  /** The model's context in tokens (the prompt is fitted into it). */
+  contextTokens: number;
+  /** Characters per token of its tokenizer on code, measured (default: a conservative guess). */
+  charsPerToken?: number;
+  /** Its confidence calibration (none: every suggestion is shown). */
+  calibration?: Calibration;
+  /** Where the calibration came from (a file, or 'generic'), for logs and stats. */
+  calibrationSource?: string;
+}
+
+export type CompletionSource = 'cache' | 'inflight' | 'model' | 'none';
+
+export interface CompletionOutcome {
+  /** Post-processed suggestions to insert at the cursor, best first (empty: nothing to show). */
+  items: string[];
+  /** The model's raw text for the best item (model and in-flight sources). */
+  raw: string | null;
+  source: CompletionSource;
+  mode: InlineMode;
+  cancelled: boolean;
+  /** Estimated probability that the best item is kept (null: not scored, e.g. no calibration). */
+  confidence: number | null;
+  /** The gate's inputs behind `confidence` (fresh model results only). */
+  features?: Record<FeatureName, number>;
+  /** A suggestion existed but the gate held it back (below minConfidence). */
+  gated: boolean;
+  /** Prompt tokens over the tokens the prompt could have used (context minus room to generate). */
+  fill?: number;
+  stats?: GenerationStats;
+  prompt?: string;
+  latencyMs: number;
+}
+
+/** Post-processed items and the best one's confidence. */
+export interface ScoredItems {
+  items: string[];
+  confidence: number | null;
+  /** The gate's inputs for the best item (evaluation, Show Stats). */
+  features?: Record<FeatureName, number>;
 }

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { completionSettings } from '../completion/settings';
-import type { CompletionSettings } from '../completion/completionService';
+import type { CompletionSettings } from '../completion/types';
 import { validateSettings, type SettingValues } from '../completion/settingsSchema';
 import { presetFromSettings, type GeneratePreset } from '../completion/presets';
 import { readServerSettings, type ServerSettings } from '../backends/serverSettings';

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { AdaptiveDebounce } from '../completion/adaptiveDebounce';
-import type { CompletionOutcome, CompletionService } from '../completion/completionService';
+import type { CompletionService } from '../completion/completionService';
+import type { CompletionOutcome } from '../completion/types';
 import type { SessionStats } from '../completion/sessionStats';
 import type { CompletionRequest } from '../completion/types';
 import type { Config } from './config';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { CompletionService, type CompletionSettings } from '../../src/completion/completionService';
+import { CompletionService } from '../../src/completion/completionService';
+import type { CompletionSettings } from '../../src/completion/types';
 import { positionAt, textSource } from '../../src/completion/context/documentContext';
 import type { GenerateHooksLike, Generator, InfillParts } from '../../src/completion/generator';
 import { fimTemplateForFamily, pickFimTemplate } from '../../src/completion/prompt/fimTemplates';

@@ -1,8 +1,8 @@
 import type { DecodeOptions } from '../shared/decodeOptions';
 import { topIndices } from './samplers/candidates';
 import { logSoftmaxRow } from './logSoftmax';
-import type { FinishReason } from './stopping';
-import { TextStopper } from './stopping';
+import type { FinishReason } from '../shared/types';
+import { TextStopper } from '../shared/textStopper';
 import { StreamingDetokenizer } from './streamingDetokenizer';
 import { restrictTo } from './tokenHealing';
 import type { Sequence } from '../shared/types';

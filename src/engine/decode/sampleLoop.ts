@@ -1,7 +1,8 @@
 import type { DecodeOptions } from '../shared/decodeOptions';
 import { verifyDraft, type SamplerChain } from './samplers/chain';
 import type { Prng } from './samplers/prng';
-import { TextStopper, type FinishReason } from './stopping';
+import { TextStopper } from '../shared/textStopper';
+import type { FinishReason } from '../shared/types';
 import { StreamingDetokenizer } from './streamingDetokenizer';
 import type { Sequence } from '../shared/types';
 import { lookupDraft } from './promptLookup';

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { cancelledResult } from '../shared/cancelledResult';
 import type { DecodeOptions } from '../shared/decodeOptions';
-import type { EngineOptions } from '../worker/engine';
+import type { EngineOptions } from '../shared/engineOptions';
 import type { FromWorker, ToWorker, WorkerStats } from '../shared/protocol';
 import type { Prompt } from '../shared/prompt';
 import type { GenerateResult, GenerationStats, ModelInfo } from '../shared/types';

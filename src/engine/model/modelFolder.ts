@@ -1,3 +1,4 @@
+import type { EngineOptions } from '../shared/engineOptions';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isInside, type PathModule } from '../../platform/pathInside';
@@ -33,10 +34,7 @@ export interface ModelFolder {
   onnxPath: string;
 }
 
-export interface ReadModelFolderOptions {
-  /** A file name (or path relative to the folder) to use instead of the preferred one. */
-  onnxFile?: string;
-}
+export type ReadModelFolderOptions = Pick<EngineOptions, 'onnxFile'>;
 
 /** Reads and checks everything in a model folder except the ONNX graph itself (the session does that). */
 export function readModelFolder(dir: string, opts: ReadModelFolderOptions = {}): ModelFolder {

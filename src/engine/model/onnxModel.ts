@@ -1,3 +1,4 @@
+import type { EngineOptions } from '../shared/engineOptions';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -12,10 +13,7 @@ import { leanNames } from './leanContract';
 /** The KV cache of either contract (same operations; the model picks the kind). */
 export type AnyKvCache = KvCache | LeanKvCache;
 
-export interface SessionOptions {
-  /** Intra-op threads; 0 picks a default from the CPU count. */
-  threads?: number;
-}
+export type SessionOptions = Pick<EngineOptions, 'threads'>;
 
 /**
  * Threads when the setting says "automatic". A small model (under 64 MB of weights) runs faster on one

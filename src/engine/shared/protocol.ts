@@ -1,5 +1,5 @@
 import type { DecodeOptions } from './decodeOptions';
-import type { EngineOptions } from '../worker/engine';
+import type { EngineOptions } from './engineOptions';
 import type { Prompt } from './prompt';
 import type { GenerateResult, ModelInfo } from './types';
 

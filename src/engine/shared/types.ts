@@ -1,6 +1,5 @@
-import type { FinishReason } from '../decode/stopping';
-
-export type { FinishReason };
+/** Why a generation ended. */
+export type FinishReason = 'eos' | 'length' | 'stop' | 'time' | 'cancelled' | 'error';
 
 export interface GenerationStats {
   promptTokens: number;

@@ -1,11 +1,12 @@
+import type { EngineOptions } from '../shared/engineOptions';
 import { beamSearch } from '../decode/beamSearch';
 import { cancelledResult } from '../shared/cancelledResult';
 import { measureCharsPerToken } from '../model/charsPerToken';
 import { resolveDecodeOptions, type DecodeOptions } from '../shared/decodeOptions';
 import { RequestError } from '../shared/errors';
 import { commonPrefixLength } from '../model/kvCache';
-import { eosIds, readModelFolder, type ModelFolder, type ReadModelFolderOptions } from '../model/modelFolder';
-import { OnnxCausalLM, defaultThreads, onnxWeightBytes, type AnyKvCache, type SessionOptions } from '../model/onnxModel';
+import { eosIds, readModelFolder, type ModelFolder } from '../model/modelFolder';
+import { OnnxCausalLM, defaultThreads, onnxWeightBytes, type AnyKvCache } from '../model/onnxModel';
 import { SamplerChain } from '../decode/samplers/chain';
 import { Prng } from '../decode/samplers/prng';
 import { sampleLoop, type LogitRows } from '../decode/sampleLoop';
@@ -16,11 +17,6 @@ import { TextTokenizer } from '../model/tokenizer';
 import { boundPrompt, promptProblem, promptText, type Prompt } from '../shared/prompt';
 import { ModelFolderError } from '../shared/errors';
 import type { GenerateResult, GenerationStats, ModelInfo, Sequence } from '../shared/types';
-
-export interface EngineOptions extends SessionOptions, ReadModelFolderOptions {
-  /** Prompt tokens per prefill call: a cancel waits for at most one chunk. */
-  prefillChunk?: number;
-}
 
 /** The prompt as the model will see it, and what was changed to fit. */
 interface PromptPlan {

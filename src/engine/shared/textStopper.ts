@@ -1,6 +1,5 @@
-import type { DecodeOptions } from '../shared/decodeOptions';
-
-export type FinishReason = 'eos' | 'length' | 'stop' | 'time' | 'cancelled' | 'error';
+import type { DecodeOptions } from './decodeOptions';
+import type { FinishReason } from './types';
 
 /**
  * Text-level stop rules: stop strings (matched on decoded text, so they may span tokens), a line limit

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { resolveDecodeOptions } from '../../src/engine/shared/decodeOptions';
-import { TextStopper } from '../../src/engine/decode/stopping';
+import { TextStopper } from '../../src/engine/shared/textStopper';
 
 const opts = (o: Partial<{ stop: string[]; maxLines: number; timeBudgetMs: number }>) => ({ stop: [], maxLines: 0, timeBudgetMs: 0, ...o });
 
