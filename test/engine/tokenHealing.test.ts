@@ -18,6 +18,7 @@ test('healing takes back the last token and allows exactly the tokens that exten
   const h = planHealing(prompt, ids, tokenizer, index);
   assert.ok(h);
   assert.deepEqual(h.tokens, ids.slice(0, -1));
+  assert.equal(h.text, ' ret', 'the byte-level BPE writes the last line as "   " + " ret"');
   assert.equal(h.text, tokenizer.decode(ids.slice(-1)));
   assert.ok(prompt.endsWith(h.text));
   assert.ok(h.allowed.includes(ids[ids.length - 1]), 'the original token stays possible');
@@ -67,17 +68,46 @@ before(async () => {
 });
 after(async () => engine.dispose());
 
+/**
+ * tiny-llama's tokenizer on each prompt, read off by hand: `healed` is the end of the prompt that healing
+ * takes back (one token here), or null where the last token is not the start of a longer one.
+ */
+const HEALING_CASES: { prompt: string; tokens: number; healed: string | null }[] = [
+  { prompt: 'def fibonacci(n):\n    ret', tokens: 10, healed: 't' }, // ... '   ' ' re' 't'
+  { prompt: 'const value = some', tokens: 9, healed: 'me' }, // ... ' ' 's' 'o' 'me'
+  { prompt: 'def f(x):\n    ', tokens: 6, healed: '    ' }, // ... '):\n' '    '
+  { prompt: 'x = [1, 2', tokens: 8, healed: null },
+  { prompt: 'if (x) {\n\t', tokens: 7, healed: null },
+];
+
 test('a healed generation is the continuation of the prompt as the model wrote it', async () => {
-  for (const prompt of ['def fibonacci(n):\n    ret', 'const value = some', 'x = [1, 2', 'def f(x):\n    ', 'if (x) {\n\t']) {
+  for (const { prompt, tokens, healed } of HEALING_CASES) {
+    const ids = engine.tokenize(prompt);
+    assert.equal(ids.length, tokens, JSON.stringify(prompt));
+    // The prompt the model sees: the text before the healed end, tokenized on its own (not planHealing's plan).
+    const kept = healed === null ? ids : engine.tokenize(prompt.slice(0, prompt.length - healed.length));
+    if (healed !== null) {
+      assert.ok(prompt.endsWith(healed));
+      assert.equal(kept.length, ids.length - 1, 'one token taken back');
+      assert.deepEqual(kept, ids.slice(0, -1));
+    }
     for (const opts of [{ temperature: 0 }, { temperature: 0.8, topK: 20, seed: 5, speculativeTokens: 4 }, { numBeams: 3, numReturnSequences: 2 }]) {
+      const what = JSON.stringify({ prompt, opts });
       const r = await engine.generate(prompt, { maxNewTokens: 12, ignoreEos: true, tokenHealing: true, ...opts });
-      const ids = engine.tokenize(prompt);
-      const healed = planHealing(prompt, ids, engine.tokenizer, new TokenPrefixIndex(engine.tokenizer));
-      const kept = healed ? healed.tokens : ids;
+      assert.equal(r.stats.promptTokens, kept.length, `${what}: the healed token is not fed`);
       // prompt + output text == decode(prompt tokens the model saw + tokens it generated)
-      assert.equal(prompt + r.text, engine.tokenizer.decode([...kept, ...r.tokens]), JSON.stringify({ prompt, opts }));
-      if (healed) assert.ok(engine.tokenizer.decode(r.tokens).startsWith(healed.text), 'the output covers the healed text first');
-      assert.equal(r.stats.promptTokens, kept.length);
+      assert.equal(prompt + r.text, engine.tokenizer.decode([...kept, ...r.tokens]), what);
+      const generated = engine.tokenizer.decode(r.tokens);
+      if (healed !== null) {
+        // The output was constrained to write the healed text first, which the text then drops.
+        assert.ok(generated.startsWith(healed), `${what}: ${JSON.stringify(generated)} starts with ${JSON.stringify(healed)}`);
+        assert.equal(r.text, generated.slice(healed.length), what);
+      } else {
+        assert.equal(r.text, generated, what);
+      }
+      // Without healing the whole prompt is fed.
+      const plain = await engine.generate(prompt, { maxNewTokens: 12, ignoreEos: true, tokenHealing: false, ...opts });
+      assert.equal(plain.stats.promptTokens, ids.length, what);
     }
   }
 });
