@@ -6,6 +6,7 @@
  * pin the others to a commit once someone can query the hub (`/api/models/{repo}` gives `sha`).
  * Sizes are the listed sizes of the chosen files (approximate; the hub's X-Linked-Size is what counts).
  */
+import { ONNX_PREFERENCE } from '../engine/shared/onnxPreference';
 
 export interface ModelFile {
   /** Path inside the repo, e.g. `onnx/model_quantized.onnx`. */
@@ -235,23 +236,6 @@ export const RECOMMENDED_MODELS: readonly RecommendedModel[] = [
 export function findRecommended(repo: string): RecommendedModel | undefined {
   return RECOMMENDED_MODELS.find((m) => m.repo.toLowerCase() === repo.toLowerCase());
 }
-
-/**
- * Preference for the ONNX file of an arbitrary repo on CPU: int8 first (fast, small, exact enough),
- * then int4, then fp32; fp16 variants last (slow on CPU). Within a name, `onnx/` before the root.
- */
-const ONNX_PREFERENCE = [
-  'model_quantized.onnx',
-  'model_int8.onnx',
-  'model_uint8.onnx',
-  'model_q4.onnx',
-  'decoder_model_merged_quantized.onnx',
-  'model.onnx',
-  'decoder_model_merged.onnx',
-  'model_q4f16.onnx',
-  'model_fp16.onnx',
-  'decoder_model_merged_fp16.onnx',
-];
 
 /** External data files of an ONNX file: `model.onnx_data`, `model.onnx_data_1`, `model.onnx.data`, ... */
 export function externalDataFiles(onnxPath: string, all: readonly string[]): string[] {

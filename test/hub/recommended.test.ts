@@ -7,6 +7,7 @@ import { INCOMPLETE_MARKER } from '../../src/hub/downloader';
 import { formatBytes, formatDuration } from '../../src/hub/format';
 import { isValidRepoId, parseRepoRef, resolveUrl, sha256FromEtag } from '../../src/hub/hubClient';
 import { listInstalledModels, listPartialDownloads, removeInstalledModel } from '../../src/hub/installedModels';
+import { pickOnnxFile } from '../../src/engine/model/modelFolder';
 import { externalDataFiles, findRecommended, pickModelFiles, RECOMMENDED_MODELS, SAFETENSORS_INDEX } from '../../src/hub/recommended';
 
 test('recommended models are well formed', () => {
@@ -76,7 +77,7 @@ test('sha256 only from LFS etags', () => {
   assert.equal(sha256FromEtag(undefined), undefined);
 });
 
-test('pickModelFiles prefers int8 on CPU and takes external data', () => {
+test('pickModelFiles prefers 4-bit on CPU, fp16 last, and takes external data', () => {
   const all = [
     'config.json',
     'generation_config.json',
@@ -88,7 +89,8 @@ test('pickModelFiles prefers int8 on CPU and takes external data', () => {
     'onnx/model_q4.onnx',
     'onnx/model_quantized.onnx',
   ];
-  assert.equal(pickModelFiles(all).onnx, 'onnx/model_quantized.onnx');
+  assert.equal(pickModelFiles(all).onnx, 'onnx/model_q4.onnx');
+  assert.equal(pickModelFiles(['config.json', 'tokenizer.json', 'onnx/model_q4f16.onnx', 'onnx/model_quantized.onnx']).onnx, 'onnx/model_quantized.onnx');
   const fp32 = pickModelFiles(all, 'model.onnx');
   assert.deepEqual(
     fp32.files.map((f) => f.path),
@@ -104,6 +106,29 @@ test('pickModelFiles prefers int8 on CPU and takes external data', () => {
   const none = pickModelFiles(['config.json', 'model.safetensors']);
   assert.equal(none.onnx, undefined);
   assert.deepEqual(none.missing, ['tokenizer.json', 'an .onnx file']);
+});
+
+test('the downloader and the engine pick the same ONNX file from the same names, at every rank', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-pick-'));
+  const onnxDir = path.join(dir, 'onnx');
+  fs.mkdirSync(onnxDir);
+  for (const n of ['model.onnx', 'model_fp16.onnx', 'model_q4f16.onnx', 'model_quantized.onnx', 'model_q4.onnx', 'decoder_model_merged.onnx']) {
+    fs.writeFileSync(path.join(onnxDir, n), '');
+  }
+  const order: string[] = [];
+  try {
+    // Take away each pick in turn, so every rank of the list is compared, not only the first.
+    while (fs.readdirSync(onnxDir).length > 0) {
+      const engine = path.basename(pickOnnxFile(dir));
+      const hub = pickModelFiles(['config.json', 'tokenizer.json', ...fs.readdirSync(onnxDir).map((n) => `onnx/${n}`)]).onnx;
+      assert.equal(hub, `onnx/${engine}`);
+      order.push(engine);
+      fs.rmSync(path.join(onnxDir, engine));
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  assert.deepEqual(order, ['model_q4.onnx', 'model_quantized.onnx', 'model.onnx', 'decoder_model_merged.onnx', 'model_q4f16.onnx', 'model_fp16.onnx']);
 });
 
 test('installed models: complete folders only, with sizes', async () => {

@@ -3,26 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isInside, type PathModule } from '../../platform/pathInside';
 import { ModelFolderError } from '../shared/errors';
-
-/**
- * ONNX files in the order the engine prefers them on a CPU when the folder has several:
- * 4-bit MatMulNBits first (least memory traffic per token), then int8, then fp32. fp16 runs through
- * Cast fallbacks on CPU and comes last.
- */
-export const ONNX_PREFERENCE = [
-  'model_q4.onnx',
-  'model_q4f16.onnx',
-  'model_int8.onnx',
-  'model_quantized.onnx',
-  'model_uint8.onnx',
-  'model.onnx',
-  'decoder_model_merged_q4.onnx',
-  'decoder_model_merged_int8.onnx',
-  'decoder_model_merged_quantized.onnx',
-  'decoder_model_merged.onnx',
-  'model_fp16.onnx',
-  'decoder_model_merged_fp16.onnx',
-];
+import { ONNX_PREFERENCE } from '../shared/onnxPreference';
 
 export interface ModelFolder {
   dir: string;
