@@ -7,6 +7,7 @@ import type { GenerateHooksLike, Generator, InfillParts } from '../../src/comple
 import { fimTemplateForFamily, pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../../src/completion/settings';
 import { cancelledResult } from '../../src/engine/shared/cancelledResult';
+import type { DecodeOptions } from '../../src/engine/shared/decodeOptions';
 import { type Prompt, promptText } from '../../src/engine/shared/prompt';
 import { Engine } from '../../src/engine/worker/engine';
 import { TINY } from '../helpers';
@@ -63,13 +64,71 @@ test('a request for another context cancels the running one', async () => {
 });
 
 test('an explicit trigger returns distinct alternatives (n-best)', async () => {
-  const svc = service();
-  const text = FILE;
-  const at = text.indexOf('    print(') + 4;
-  const r = await svc.complete(request(text, at, true));
+  // The real engine, recorded: what it was asked for and the sequences it gave.
+  const asked: Partial<DecodeOptions>[] = [];
+  const given: string[][] = [];
+  const recorded: Generator = {
+    async generate(prompt, options, hooks) {
+      asked.push(options);
+      const r = await engine.generate(prompt, options, hooks);
+      given.push(r.sequences.map((q) => q.text));
+      return r;
+    },
+  };
+  const svc = new CompletionService(
+    recorded,
+    () => pickFimTemplate(engine.info.specialTokens),
+    () => settings,
+    () => ({ contextTokens: engine.info.contextLength, charsPerToken: engine.info.charsPerToken }),
+  );
+  const at = FILE.indexOf('    print(') + 4;
+  const r = await svc.complete(request(FILE, at, true));
   assert.equal(r.source, 'model');
-  assert.equal(new Set(r.items).size, r.items.length);
-  assert.ok(r.items.length >= 1);
+  assert.equal(settings.alternatives, 3);
+  assert.equal(asked[0].numReturnSequences, 3);
+  // Beam search gives 3 distinct texts here, each with a different first line (the line the suggestion
+  // keeps): all 3 reach the user, distinct, best first.
+  assert.equal(given[0].length, 3);
+  assert.equal(new Set(given[0].map((t) => t.split('\n')[0])).size, 3, JSON.stringify(given[0]));
+  assert.equal(r.items.length, 3, JSON.stringify(r.items));
+  assert.equal(new Set(r.items).size, 3);
+  assert.equal(r.raw, given[0][0]);
+  for (const [i, item] of r.items.entries()) assert.ok(given[0][i].startsWith(item), `item ${i} comes from sequence ${i}`);
+  // An automatic trigger at the same place is served from the cache, alternatives and all.
+  const auto = await svc.complete(request(FILE, at));
+  assert.equal(auto.source, 'cache');
+  assert.deepEqual(auto.items, r.items);
+});
+
+test('alternatives that read the same after post-processing are shown once, in the order the backend ranked them', async () => {
+  const texts = ['foo(1)', 'bar(2)', 'foo(1)', 'baz(3)'];
+  const backend: Generator = {
+    async generate(_prompt, options) {
+      assert.equal(options.numReturnSequences, texts.length);
+      const sequences = texts.map((text) => {
+        const chars = [...text];
+        let at = 0;
+        return {
+          ...cancelledResult(),
+          text,
+          finishReason: 'eos' as const,
+          tokens: chars.map((c) => c.charCodeAt(0)),
+          tokenLogprobs: chars.map(() => -0.01),
+          tokenTextEnds: chars.map((c) => (at += c.length)),
+        };
+      });
+      return { ...sequences[0], sequences, stats: { ...cancelledResult().stats, promptTokens: 10 } };
+    },
+  };
+  const svc = new CompletionService(
+    backend,
+    () => fimTemplateForFamily('starcoder'),
+    () => ({ ...settings, alternatives: texts.length }),
+    () => ({ contextTokens: 2048 }),
+  );
+  const text = 'x = \n';
+  const r = await svc.complete(request(text, 4, true));
+  assert.deepEqual(r.items, ['foo(1)', 'bar(2)', 'baz(3)']);
 });
 
 test('typing replay: each keystroke prefills only a few tokens through the real engine', async () => {
