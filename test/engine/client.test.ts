@@ -92,5 +92,22 @@ test('the worker reports its memory and cache', async () => {
   const s = await client.workerStats();
   assert.ok(s.pid > 0 && s.pid !== process.pid, 'a separate process');
   assert.ok(s.rssBytes > 10e6);
-  assert.ok(s.cachedTokens >= 0);
+  await client.resetCache();
+  assert.equal((await client.workerStats()).cachedTokens, 0, 'an empty cache after a reset');
+  // The cache holds what was fed: the prompt and every generated token but the last (sampled, not yet fed).
+  const first = await client.generate(ref.prompt, { maxNewTokens: 5, stopOnSpecialTokens: false });
+  assert.equal(first.stats.promptTokens, ref.prompt_ids.length);
+  assert.equal(first.stats.reusedTokens, 0);
+  assert.equal((await client.workerStats()).cachedTokens, ref.prompt_ids.length + 5 - 1);
+  // A second prompt that extends the first reuses the shared prefix of tokens.
+  const longer = `${ref.prompt}xyz`;
+  const ids = await client.tokenize(longer);
+  let shared = 0;
+  while (shared < ref.prompt_ids.length && ids[shared] === ref.prompt_ids[shared]) shared++;
+  assert.ok(shared > 0 && ids.length > shared);
+  const second = await client.generate(longer, { maxNewTokens: 3, stopOnSpecialTokens: false });
+  assert.equal(second.stats.promptTokens, ids.length);
+  assert.equal(second.stats.reusedTokens, shared);
+  assert.equal(second.stats.prefillTokens, ids.length - shared);
+  assert.equal((await client.workerStats()).cachedTokens, ids.length + 3 - 1);
 });
