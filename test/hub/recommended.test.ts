@@ -13,49 +13,75 @@ import { externalDataFiles, findRecommended, pickModelFiles, RECOMMENDED_MODELS,
 test('recommended models are well formed', () => {
   assert.ok(RECOMMENDED_MODELS.length >= 3);
   const seen = new Set<string>();
+  let statedSizes = 0;
   for (const m of RECOMMENDED_MODELS) {
-    assert.ok(isValidRepoId(m.repo), m.repo);
-    assert.ok(!seen.has(m.repo), `duplicate ${m.repo}`);
-    seen.add(m.repo);
+    // The reference the download command is given parses back to this repo and revision.
+    assert.deepEqual(parseRepoRef(`${m.repo}@${m.revision}`), { repo: m.repo, revision: m.revision });
+    // findRecommended ignores case: two entries must differ by more than case.
+    assert.ok(!seen.has(m.repo.toLowerCase()), `duplicate ${m.repo}`);
+    seen.add(m.repo.toLowerCase());
+    assert.equal(findRecommended(m.repo.toUpperCase()), m);
     assert.ok(m.revision === 'main' || /^[0-9a-f]{40}$/.test(m.revision), m.revision);
     const paths = m.files.map((f) => f.path);
+    assert.equal(new Set(paths).size, paths.length, `${m.repo}: a file listed twice`);
     for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) assert.ok(paths.includes(f), `${m.repo} ${f}`);
-    if (m.kind === 'onnx')
-      assert.ok(
-        paths.some((p) => p.endsWith('.onnx')),
-        m.repo,
-      );
-    else {
+    if (m.kind === 'onnx') {
+      // One ONNX file, the one the entry's label names the format of.
+      const onnx = paths.filter((p) => p.endsWith('.onnx'));
+      assert.equal(onnx.length, 1, m.repo);
+      const format = /\((int8|q4)\b/.exec(m.label)?.[1];
+      assert.ok(format, `${m.repo}: the label says the format: ${m.label}`);
+      assert.match(onnx[0], format === 'q4' ? /_q4\.onnx$/ : /_quantized\.onnx$/, `${m.repo}: ${m.label} downloads ${onnx[0]}`);
+    } else {
       // A checkpoint fetches its small files and the optional index first; the weights are resolved then.
       assert.ok(!paths.some((p) => p.endsWith('.onnx') || p.endsWith('.safetensors')), m.repo);
       assert.equal(m.files.find((f) => f.path === SAFETENSORS_INDEX)?.optional, true, m.repo);
+      assert.match(m.label, /converted/, `${m.repo}: the label says it is converted here`);
     }
     assert.ok(m.approxBytes > 1e6 && m.license && m.description);
+    // A download size the label states is the size the entry declares (within 5%).
+    const stated = /([\d.]+) GB\b[^)]*download/.exec(m.label);
+    if (stated) statedSizes++;
+    if (stated) assert.ok(Math.abs(m.approxBytes / (Number(stated[1]) * 1e9) - 1) < 0.05, `${m.repo}: ${m.label} vs ${m.approxBytes} bytes`);
   }
+  assert.ok(statedSizes > 0, 'some label states its download size');
+  assert.equal(findRecommended('nobody/nothing'), undefined);
 });
 
-test('checkpoints come first in the list, the ONNX exports after them', () => {
+/** The model family an entry belongs to: the first word of its label (Qwen2.5-Coder, SmolLM2, ...). */
+const family = (m: (typeof RECOMMENDED_MODELS)[number]) => m.label.split(' ')[0];
+
+test('checkpoints come first in the list, the ONNX exports after them; in a family, the smaller download first', () => {
   const kinds = RECOMMENDED_MODELS.map((m) => m.kind);
   const firstOnnx = kinds.indexOf('onnx');
   assert.ok(firstOnnx > 0 && kinds.slice(0, firstOnnx).every((k) => k === 'checkpoint') && kinds.slice(firstOnnx).every((k) => k === 'onnx'), kinds.join(','));
-  assert.deepEqual(
-    RECOMMENDED_MODELS.filter((m) => m.kind === 'checkpoint').map((m) => m.repo),
-    [
-      'Qwen/Qwen2.5-Coder-0.5B',
-      'Qwen/Qwen2.5-Coder-1.5B',
-      'HuggingFaceTB/SmolLM2-135M',
-      'HuggingFaceTB/SmolLM2-360M',
-      'deepseek-ai/deepseek-coder-1.3b-base',
-      'bigcode/starcoder2-3b',
-    ],
+  for (const kind of ['checkpoint', 'onnx'] as const) {
+    const entries = RECOMMENDED_MODELS.filter((m) => m.kind === kind);
+    for (const [i, m] of entries.entries()) {
+      const earlier = entries.slice(0, i).filter((e) => family(e) === family(m));
+      for (const e of earlier)
+        assert.ok(e.approxBytes < m.approxBytes, `${kind}: ${e.repo} (${e.approxBytes}) before the smaller ${m.repo} (${m.approxBytes})`);
+    }
+  }
+  // The first entry is what a user who picks the top of the list gets: a model trained for fill-in-the-middle,
+  // the smallest of those among the checkpoints.
+  const first = RECOMMENDED_MODELS[0];
+  assert.ok(first.fim);
+  const fimCheckpoints = RECOMMENDED_MODELS.filter((m) => m.kind === 'checkpoint' && m.fim);
+  assert.equal(Math.min(...fimCheckpoints.map((m) => m.approxBytes)), first.approxBytes);
+});
+
+test('one license per model family, checkpoint and ONNX export alike', () => {
+  const licenses = new Map<string, Set<string>>();
+  for (const m of RECOMMENDED_MODELS) licenses.set(family(m), (licenses.get(family(m)) ?? new Set()).add(m.license));
+  for (const [name, set] of licenses) assert.equal(set.size, 1, `${name}: ${[...set].join(' | ')}`);
+  // A checkpoint and an export of the same model share the first word of their labels, so the rule spans both kinds.
+  const checkpointFamilies = new Set(RECOMMENDED_MODELS.filter((m) => m.kind === 'checkpoint').map(family));
+  const onnxFamilies = new Set(RECOMMENDED_MODELS.filter((m) => m.kind === 'onnx').map(family));
+  assert.ok(
+    [...onnxFamilies].some((f) => checkpointFamilies.has(f)),
+    `${[...checkpointFamilies]} / ${[...onnxFamilies]}`,
   );
-  assert.match(findRecommended('deepseek-ai/deepseek-coder-1.3b-base')!.license, /DeepSeek/);
-  assert.equal(findRecommended('deepseek-ai/deepseek-coder-1.3b-base')!.verified, 'unverified');
-  assert.match(findRecommended('bigcode/starcoder2-3b')!.license, /OpenRAIL-M/);
-  assert.ok(findRecommended('bigcode/starcoder2-3b')!.approxBytes >= 12e9, 'the fp32 StarCoder2 download is 12.1 GB');
-  assert.match(findRecommended('Qwen/Qwen2.5-Coder-0.5B')!.license, /Apache-2\.0/);
-  // The ONNX exports are still offered.
-  assert.ok(findRecommended('onnx-community/Qwen2.5-Coder-0.5B-Instruct')?.kind === 'onnx');
 });
 
 test('repo ids and references', () => {
