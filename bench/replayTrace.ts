@@ -1,4 +1,4 @@
-import type { Generator, GenerateHooksLike } from '../src/completion/generator';
+import type { Generator, BackendHooks } from '../src/completion/generator';
 import type { DecodeOptions } from '../src/engine/shared/decodeOptions';
 import type { Prompt } from '../src/engine/shared/prompt';
 import type { GenerateResult } from '../src/engine/shared/types';
@@ -33,7 +33,7 @@ export class TracingGenerator implements Generator {
     private readonly impose: LengthTrace | null,
   ) {}
 
-  async generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks?: GenerateHooksLike): Promise<GenerateResult> {
+  async generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks?: BackendHooks): Promise<GenerateResult> {
     // The first call for a key is its request; a later one within the same keystroke is the prefetch.
     const key = this.seen.has(this.key) ? `prefetch:${this.key}` : this.key;
     this.seen.add(this.key);

@@ -8,10 +8,10 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { serverFetch } from '../src/net/httpTransport';
-import { ServerGenerator } from '../src/backends/serverGenerator';
+import { ServerGenerator } from '../src/servers/serverGenerator';
 import { CompletionService } from '../src/completion/completionService';
 import { textSource } from '../src/completion/context/documentContext';
-import type { GenerateHooksLike, Generator } from '../src/completion/generator';
+import type { BackendHooks, Generator } from '../src/completion/generator';
 import { defaultCompletionSettings } from '../src/completion/settings';
 import { SyntaxRefiner } from '../src/completion/syntax/syntaxRefiner';
 import type { DecodeOptions } from '../src/engine/shared/decodeOptions';
@@ -40,7 +40,7 @@ async function main() {
   const inner = new ServerGenerator({ kind: 'llama.cpp', url, timeoutMs: 5000, fetch: argv.includes('--global-fetch') ? undefined : pool });
   let insideMs = 0;
   const timed: Generator = {
-    async generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks?: GenerateHooksLike) {
+    async generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks?: BackendHooks) {
       const t0 = performance.now();
       try {
         return await inner.generate(prompt, options, hooks);

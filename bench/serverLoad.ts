@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { serverFetch } from '../src/net/httpTransport';
-import { ServerGenerator } from '../src/backends/serverGenerator';
+import { ServerGenerator } from '../src/servers/serverGenerator';
 import { CompletionService } from '../src/completion/completionService';
 import type { CompletionOutcome } from '../src/completion/types';
 import { textSource } from '../src/completion/context/documentContext';

@@ -129,7 +129,7 @@ export async function typingReplay(
     const text = fs.readFileSync(file, 'utf8');
     // Type a stretch of lines from the middle of the file, with the rest of the file below the cursor.
     const lines = text.split('\n');
-    let start = Math.floor(lines.length / 3);
+    const start = Math.floor(lines.length / 3);
     const typedLines: string[] = [];
     for (let n = 0, i = start; i < lines.length && n < opts.charsPerFile; i++) {
       typedLines.push(lines[i]);
@@ -206,7 +206,6 @@ export async function typingReplay(
     }
     current?.abort();
     await Promise.all(pending);
-    start = 0;
   }
   await service.idle();
   lag.disable();

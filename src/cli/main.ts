@@ -9,8 +9,10 @@ import { convertCommand } from './convertCommand';
 import { toResponse } from './response';
 import { localBackend, type StdioBackend, serveStdio } from './serveStdio';
 import { serverFetch } from '../net/httpTransport';
-import { ServerGenerator } from '../backends/serverGenerator';
-import { SERVER_KINDS, type ServerKind } from '../backends/protocols';
+import { HealthCheckedGenerator } from '../servers/healthCheckedGenerator';
+import { ServerHealth } from '../servers/serverHealth';
+import { ServerGenerator } from '../servers/serverGenerator';
+import { SERVER_KINDS, type ServerKind } from '../servers/protocols';
 import { FIM_FAMILIES, fimTemplateForFamily } from '../completion/prompt/fimTemplates';
 import { GENERIC_CALIBRATION } from '../completion/gate/genericCalibration';
 
@@ -69,7 +71,7 @@ function serverBackend(args: ParsedArgs, kind: string): StdioBackend {
   const family = one(args, 'server-fim') ?? 'qwen2.5-coder';
   const template = fimTemplateForFamily(family);
   if (!template) throw new Error(`--server-fim must be one of ${FIM_FAMILIES.join(', ')}; got ${JSON.stringify(family)}`);
-  const generator = new ServerGenerator({
+  const server = new ServerGenerator({
     kind: kind as ServerKind,
     url,
     model: one(args, 'server-model'),
@@ -78,6 +80,8 @@ function serverBackend(args: ParsedArgs, kind: string): StdioBackend {
     // HTTPS_PROXY / NO_PROXY and NODE_EXTRA_CA_CERTS apply, as in the editor.
     fetch: serverFetch({}),
   });
+  // As in the editor: after a failure (or a Retry-After) requests fail at once until the backoff passes.
+  const generator = new HealthCheckedGenerator(server, new ServerHealth());
   // The gate scores suggestions only when the server reports token log-probabilities (generic calibration).
   return { generator, template, traits: { contextTokens: num(args, 'server-context') ?? 8192, calibration: GENERIC_CALIBRATION } };
 }

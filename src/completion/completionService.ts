@@ -30,8 +30,16 @@ const REUSE_GRACE_MS = 300;
  * The inline-completion pipeline, editor-agnostic: context windows -> cache -> in-flight reuse -> prompt ->
  * model -> filters -> cache. The VS Code provider and `serve-stdio` both drive this class.
  */
+export interface ServiceExtras {
+  /** Extra context from other files; pass one ring to services that replace each other, so none starts empty. */
+  ring?: ChunkRing;
+  /** The clock of latencyMs (tests). */
+  now?: () => number;
+}
+
 export class CompletionService {
-  readonly ring = new ChunkRing();
+  readonly ring: ChunkRing;
+  private readonly now: () => number;
   readonly cache = new CompletionCache();
   private inflight: InFlight | null = null;
   private cptEstimate: CharsPerTokenEstimate | null = null;
@@ -48,8 +56,11 @@ export class CompletionService {
     private readonly model: () => ModelTraits = () => ({ contextTokens: Infinity }),
     /** Syntax-aware cuts and parse-error drops (tree-sitter); none: the indentation filters alone. */
     private readonly syntax: SyntaxRefiner | null = null,
-    private readonly now: () => number = () => performance.now(),
-  ) {}
+    extras: ServiceExtras = {},
+  ) {
+    this.ring = extras.ring ?? new ChunkRing();
+    this.now = extras.now ?? (() => performance.now());
+  }
 
   /** A suggestion from the cache alone (no model call, no waiting), or null. */
   peek(req: CompletionRequest): CompletionOutcome | null {

@@ -1,6 +1,6 @@
 import type { DecodeOptions } from '../engine/shared/decodeOptions';
 import type { Prompt } from '../engine/shared/prompt';
-import type { GenerateResult } from '../engine/shared/types';
+import type { GenerateHooks, GenerateResult } from '../engine/shared/types';
 import type { ExtraChunk } from './types';
 
 /** The pieces of a fill-in-the-middle request, for servers that build the prompt themselves (llama.cpp /infill, Ollama's suffix). */
@@ -14,20 +14,19 @@ export interface InfillParts {
   extra: ExtraChunk[];
 }
 
-export interface GenerateHooksLike {
-  signal?: AbortSignal;
-  onText?: (delta: string) => void;
+/** The engine's hooks, plus the request as parts, which the pipeline sets for servers that build the prompt. */
+export interface BackendHooks extends GenerateHooks {
   /** Set by the completion pipeline: the request as parts (local engines use the prompt). */
   infill?: InfillParts;
 }
 
 /** What the completion pipeline needs of a backend: the local worker client, or a server over HTTP. */
 export interface Generator {
-  generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks?: GenerateHooksLike): Promise<GenerateResult>;
+  generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks?: BackendHooks): Promise<GenerateResult>;
   /**
    * Puts the prompt (or, for servers that build it, `hooks.infill`) into the backend's prompt cache without
    * generating, so the next completion for it starts at once (a server's warm-up). Rejects as generate
    * does; resolves when cancelled. Absent: the backend has no such request (a caller completes instead).
    */
-  warm?(prompt: Prompt, hooks?: GenerateHooksLike): Promise<void>;
+  warm?(prompt: Prompt, hooks?: BackendHooks): Promise<void>;
 }

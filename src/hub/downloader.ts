@@ -3,17 +3,10 @@ import * as path from 'node:path';
 import { fetchFile } from './fetchFile';
 import { formatBytes } from './format';
 import type { HttpTransport } from '../net/httpTransport';
-import {
-  fileMetadata,
-  HubError,
-  repoIdProblem,
-  repoPathProblem,
-  resolveEndpoint,
-  resolveUrl,
-  withTransport,
-  type FileMetadata,
-  type HubOptions,
-} from './hubClient';
+import { fileMetadata, resolveEndpoint, type FileMetadata, type HubOptions } from './hubClient';
+import { HubError } from './hubErrors';
+import { repoIdProblem, repoPathProblem, resolveUrl } from './repoRef';
+import { withTransport } from './hubRequest';
 import { DEFAULT_RESERVE, ensureKind, fileSize, freeBytes, mkdirsInside, safeJoin, sha256File, unsafePath, type StatFsLike } from './localFiles';
 import { isLockError, retryWhileLocked } from '../platform/lockRetry';
 import { caseCollision, portablePathProblem } from './portablePath';

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { isInside, type PathModule } from '../platform/pathInside';
-import { HubError } from './hubClient';
+import { HubError } from './hubErrors';
 
 /**
  * The model folder on disk as a download writes it: repo paths joined strictly inside the folder, symlinks and

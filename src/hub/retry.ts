@@ -1,4 +1,4 @@
-import { HubError, isTransient } from './hubClient';
+import { HubError, isTransient } from './hubErrors';
 
 /**
  * The one retry loop of a download (file metadata and file bodies): a transient failure (a dropped

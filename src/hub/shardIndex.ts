@@ -1,4 +1,4 @@
-import { repoPathProblem } from './hubClient';
+import { repoPathProblem } from './repoRef';
 import { SAFETENSORS_INDEX } from './recommended';
 
 /**

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import type { Readable } from 'node:stream';
-import { HubError } from './hubClient';
+import { HubError } from './hubErrors';
 
 /** Streaming one response body into a `.part` file, within a byte limit and a free-space watch. */
 

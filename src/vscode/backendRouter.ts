@@ -1,17 +1,18 @@
 import * as vscode from 'vscode';
-import { HealthCheckedGenerator } from '../backends/healthCheckedGenerator';
+import { HealthCheckedGenerator } from '../servers/healthCheckedGenerator';
 import { readCaFile, type ServerFetch, serverFetch } from '../net/httpTransport';
-import { probeServer } from '../backends/probeServer';
-import { ServerGenerator } from '../backends/serverGenerator';
-import { ServerHealth } from '../backends/serverHealth';
-import { setUpServerTokenizer } from '../backends/serverTokenizer';
-import { serverConfigError, serverTemplate, type ServerSettings } from '../backends/serverSettings';
-import { CompletionService } from '../completion/completionService';
+import { probeServer } from '../servers/probeServer';
+import { ServerGenerator } from '../servers/serverGenerator';
+import { ServerHealth } from '../servers/serverHealth';
+import { setUpServerTokenizer } from '../servers/serverTokenizer';
+import { serverConfigError, serverTemplate, type ServerSettings } from '../servers/serverSettings';
+import type { CompletionService } from '../completion/completionService';
 import type { ModelTraits } from '../completion/types';
 import { GENERIC_CALIBRATION } from '../completion/gate/genericCalibration';
 import type { Generator } from '../completion/generator';
 import type { SessionStats } from '../completion/sessionStats';
 import type { Config } from './config';
+import { editorService } from './editorService';
 import type { ModelLoader } from './modelLoader';
 import { serverKeyName } from './serverKey';
 import type { StatusBar } from './statusBar';
@@ -170,15 +171,12 @@ export class BackendRouter implements vscode.Disposable {
       calibration: GENERIC_CALIBRATION,
       calibrationSource: 'generic (server)',
     };
-    const service = new CompletionService(
+    const service = editorService(
       inline,
       () => template,
-      () => this.d.config.completion(vscode.window.activeTextEditor?.document),
       () => traits,
-      this.d.loader.syntax,
+      { config: this.d.config, syntax: this.d.loader.syntax, ring: this.d.loader.ring },
     );
-    const ring = this.d.loader.service?.ring;
-    if (ring) for (const c of ring.select(Infinity, '', '')) service.ring.add(c.path, c.text.split('\n'));
     // Only this connection's health speaks for the server: a request of a replaced connection fails when its
     // client is closed ("The client is destroyed"), which says nothing about the server now in use.
     health.onChange = (state, err) => {

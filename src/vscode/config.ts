@@ -3,7 +3,7 @@ import { completionSettings } from '../completion/settings';
 import type { CompletionSettings } from '../completion/types';
 import { validateSettings, type SettingValues } from '../completion/settingsSchema';
 import { presetFromSettings, type GeneratePreset } from '../completion/presets';
-import { readServerSettings, type ServerSettings } from '../backends/serverSettings';
+import { readServerSettings, type ServerSettings } from '../servers/serverSettings';
 
 /**
  * Reads Ghostline's settings for a document (workspace folder and language overrides apply), validates them

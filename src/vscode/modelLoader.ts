@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { CompletionService } from '../completion/completionService';
+import type { CompletionService } from '../completion/completionService';
+import { ChunkRing } from '../completion/context/chunkRing';
 import { modelTraits } from '../completion/modelTraits';
 import { SyntaxRefiner } from '../completion/syntax/syntaxRefiner';
 import { pickFimTemplate, type FimTemplate } from '../completion/prompt/fimTemplates';
@@ -10,6 +11,7 @@ import type { ModelInfo } from '../engine/shared/types';
 import { expandHome } from '../platform/expandHome';
 import type { Config } from './config';
 import { documentSource } from './documentSource';
+import { editorService } from './editorService';
 import type { StatusBar } from './statusBar';
 
 /**
@@ -22,6 +24,8 @@ export class ModelLoader {
   private template: FimTemplate | null = null;
   /** Kept across model loads (and shared with a server backend): grammars load once per language. */
   readonly syntax = new SyntaxRefiner({ log: (line) => this.log.info(line) });
+  /** The extra context from other files, fed by ringFeeder.ts; kept across model loads and shared with a server backend. */
+  readonly ring = new ChunkRing();
   private generation = 0;
   /**
    * False while a server is the backend: the local model is then only the fallback, and its loading
@@ -54,16 +58,13 @@ export class ModelLoader {
       if (gen !== this.generation) return false; // a newer load superseded this one
       this.info = info;
       this.template = pickFimTemplate(info.specialTokens);
-      const ring = this.service?.ring;
       const traits = modelTraits(info, (line) => this.log.warn(line));
-      this.service = new CompletionService(
+      this.service = editorService(
         this.client,
         () => this.template,
-        () => this.config.completion(vscode.window.activeTextEditor?.document),
         () => traits,
-        this.syntax,
+        { config: this.config, syntax: this.syntax, ring: this.ring },
       );
-      if (ring) for (const c of ring.select(Infinity, '', '')) this.service.ring.add(c.path, c.text.split('\n'));
       this.log.info(
         `model ready: ${info.name}, ${path.basename(info.onnxFile)}, ${info.layers} layers, vocab ${info.vocab}, context ${info.contextLength}, ` +
           `${info.threads} threads, FIM ${this.template?.family ?? 'none (prefix-only prompts)'}, ${info.charsPerToken.toFixed(2)} chars/token, ` +

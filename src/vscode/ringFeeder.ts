@@ -6,22 +6,20 @@ const MAX_CHARS = 2_000_000;
 
 /**
  * Feeds the extra-context ring from what the user does: when they leave a file (switch editors), the code
- * around where they last edited or looked goes in; saving a file does the same. Every ring in use gets it
- * (a server backend's and its local fallback's).
+ * around where they last edited or looked goes in; saving a file does the same. One ring serves every
+ * backend (the local model's service and a server's).
  */
-export function feedRing(rings: () => (ChunkRing | null | undefined)[]): vscode.Disposable {
+export function feedRing(ring: ChunkRing): vscode.Disposable {
   const lastLine = new Map<string, number>();
   let current: vscode.TextDocument | undefined = vscode.window.activeTextEditor?.document;
 
   const add = (doc: vscode.TextDocument | undefined) => {
-    const targets = new Set(rings().filter((r): r is ChunkRing => !!r));
-    if (targets.size === 0 || !doc || doc.isClosed || (doc.uri.scheme !== 'file' && doc.uri.scheme !== 'untitled' && doc.uri.scheme !== 'vscode-remote'))
-      return;
+    if (!doc || doc.isClosed || (doc.uri.scheme !== 'file' && doc.uri.scheme !== 'untitled' && doc.uri.scheme !== 'vscode-remote')) return;
     const text = doc.getText();
     if (text.length > MAX_CHARS) return;
     const key = doc.uri.toString();
     const lines = text.split(/\r?\n/);
-    for (const r of targets) r.add(vscode.workspace.asRelativePath(doc.uri, false), lines, lastLine.get(key) ?? 0);
+    ring.add(vscode.workspace.asRelativePath(doc.uri, false), lines, lastLine.get(key) ?? 0);
   };
 
   return vscode.Disposable.from(

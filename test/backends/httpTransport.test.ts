@@ -13,8 +13,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { readCaFile, type ServerFetch, serverFetch } from '../../src/net/httpTransport';
-import { connectionError } from '../../src/backends/serverErrors';
-import { ServerGenerator } from '../../src/backends/serverGenerator';
+import { connectionError } from '../../src/servers/serverErrors';
+import { ServerGenerator } from '../../src/servers/serverGenerator';
 import { type ForwardProxy, startForwardProxy } from '../net/forwardProxy';
 
 interface Served {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import { ServerGenerator } from '../../src/backends/serverGenerator';
+import { ServerGenerator } from '../../src/servers/serverGenerator';
 import { CompletionService } from '../../src/completion/completionService';
 import { positionAt, textSource } from '../../src/completion/context/documentContext';
 import { fimTemplateForFamily } from '../../src/completion/prompt/fimTemplates';

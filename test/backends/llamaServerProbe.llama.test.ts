@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import { probeServer } from '../../src/backends/probeServer';
+import { probeServer } from '../../src/servers/probeServer';
 import { ROOT } from '../helpers';
 
 const { startLlamaServer } = require(path.join(ROOT, 'scripts', 'llama-server.js')) as {

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { test } from 'node:test';
-import { probeServer } from '../../src/backends/probeServer';
+import { probeServer } from '../../src/servers/probeServer';
 import { stubServer } from './stubServers';
 
 /** A port nothing listens on (one that was just free). */

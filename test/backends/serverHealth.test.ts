@@ -1,10 +1,10 @@
 /** Backoff after server failures, and requests failing fast (no connection) while the server is in backoff. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { HealthCheckedGenerator } from '../../src/backends/healthCheckedGenerator';
-import { ServerError } from '../../src/backends/serverErrors';
-import { ServerGenerator } from '../../src/backends/serverGenerator';
-import { ServerHealth } from '../../src/backends/serverHealth';
+import { HealthCheckedGenerator } from '../../src/servers/healthCheckedGenerator';
+import { ServerError } from '../../src/servers/serverErrors';
+import { ServerGenerator } from '../../src/servers/serverGenerator';
+import { ServerHealth } from '../../src/servers/serverHealth';
 import { stubServer } from './stubServers';
 
 test('backoff doubles with each failure in a row up to the cap, honours Retry-After, and a success resets it', () => {

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { guessFimFamily, readServerSettings, SERVER_SETTINGS, serverConfigError, serverTemplate } from '../../src/backends/serverSettings';
-import { endpoint } from '../../src/backends/endpoint';
+import { guessFimFamily, readServerSettings, SERVER_SETTINGS, serverConfigError, serverTemplate } from '../../src/servers/serverSettings';
+import { endpoint } from '../../src/servers/endpoint';
 import { ROOT } from '../helpers';
 
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));

@@ -7,8 +7,10 @@
 import assert from 'node:assert/strict';
 import type * as http from 'node:http';
 import { test } from 'node:test';
-import { ALTERNATIVE_MIN_TEMPERATURE, ServerGenerator } from '../../src/backends/serverGenerator';
-import { retryAfterMs, ServerError } from '../../src/backends/serverErrors';
+import { ALTERNATIVE_MIN_TEMPERATURE, ServerGenerator } from '../../src/servers/serverGenerator';
+import { retryAfterMs, ServerError } from '../../src/servers/serverErrors';
+import { HealthCheckedGenerator } from '../../src/servers/healthCheckedGenerator';
+import { ServerHealth } from '../../src/servers/serverHealth';
 import { bodyOf, sse, stubServer } from './stubServers';
 
 const infill = { prefix: 'def add(a, b):\n', suffix: '\n', middle: '    return ', extra: [] };
@@ -163,15 +165,15 @@ test('cancel aborts the HTTP request and answers cancelled at once', async () =>
   }
 });
 
-test('429 with Retry-After: a clear error, and requests fail fast until then', async () => {
+test('429 with Retry-After: a clear error, and requests fail fast until then (the health check holds them back)', async () => {
   const srv = await stubServer((_req, res) => {
     res.writeHead(429, { 'retry-after': '30' });
     res.end('slow down');
   });
   try {
-    const gen = new ServerGenerator({ kind: 'llama.cpp', url: srv.url, timeoutMs: 5000 });
+    const gen = new HealthCheckedGenerator(new ServerGenerator({ kind: 'llama.cpp', url: srv.url, timeoutMs: 5000 }), new ServerHealth());
     await assert.rejects(gen.generate('p', {}), /answered 429: the server is busy, retry after 30 s/);
-    await assert.rejects(gen.generate('p', {}), /busy/);
+    await assert.rejects(gen.generate('p', {}), /unavailable .*busy.*trying again in 30 s/);
     assert.equal(srv.requests.length, 1, 'the second request never reached the server');
   } finally {
     await srv.close();
@@ -533,10 +535,10 @@ test('warm fails as generate does: the same ServerError', async () => {
     res.end('loading model');
   });
   try {
-    const gen = new ServerGenerator({ kind: 'llama.cpp', url: srv.url, timeoutMs: 5000 });
+    const gen = new HealthCheckedGenerator(new ServerGenerator({ kind: 'llama.cpp', url: srv.url, timeoutMs: 5000 }), new ServerHealth());
     const busy = (e: unknown) => e instanceof ServerError && e.retryable && /answered 503: the server is busy, retry after 7 s/.test(e.message);
     await assert.rejects(gen.warm('p', { infill }), busy);
-    await assert.rejects(gen.generate('p', {}), busy);
+    await assert.rejects(gen.generate('p', {}), (e: unknown) => e instanceof ServerError && /unavailable .*busy.*trying again in 7 s/.test(e.message));
     assert.equal(srv.requests.length, 1, "the warm-up's Retry-After holds the completion back too");
   } finally {
     await srv.close();

@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import type * as http from 'node:http';
 import { test } from 'node:test';
-import { loadPromptTokenizer } from '../../src/backends/promptTokenizer';
-import { ServerGenerator } from '../../src/backends/serverGenerator';
-import { setUpServerTokenizer } from '../../src/backends/serverTokenizer';
-import { checkServerTokenizer, TOKENIZER_PROBE } from '../../src/backends/tokenizerCheck';
+import { loadPromptTokenizer } from '../../src/servers/promptTokenizer';
+import { ServerGenerator } from '../../src/servers/serverGenerator';
+import { setUpServerTokenizer } from '../../src/servers/serverTokenizer';
+import { checkServerTokenizer, TOKENIZER_PROBE } from '../../src/servers/tokenizerCheck';
 import { pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
 import { defaultModelDir } from '../../src/engine/host/defaultModel';
 import { ROOT } from '../helpers';

@@ -10,8 +10,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import { loadPromptTokenizer } from '../../src/backends/promptTokenizer';
-import { checkServerTokenizer } from '../../src/backends/tokenizerCheck';
+import { loadPromptTokenizer } from '../../src/servers/promptTokenizer';
+import { checkServerTokenizer } from '../../src/servers/tokenizerCheck';
 import { defaultModelDir } from '../../src/engine/host/defaultModel';
 import { ROOT } from '../helpers';
 

@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { CompletionService } from '../../src/completion/completionService';
 import type { CompletionSettings } from '../../src/completion/types';
 import { positionAt, textSource } from '../../src/completion/context/documentContext';
-import type { GenerateHooksLike, Generator, InfillParts } from '../../src/completion/generator';
+import type { BackendHooks, Generator, InfillParts } from '../../src/completion/generator';
 import { fimTemplateForFamily, pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../../src/completion/settings';
 import { cancelledResult } from '../../src/engine/shared/cancelledResult';
@@ -154,7 +154,7 @@ test('typing replay: each keystroke prefills only a few tokens through the real 
 
 test('warm(): the prompt and infill parts complete() sends, to the backend warm-up; false for a backend without one', async () => {
   const calls: { kind: string; prompt: string; infill?: InfillParts; signal?: AbortSignal }[] = [];
-  const record = (kind: string, prompt: Prompt, hooks: GenerateHooksLike = {}) =>
+  const record = (kind: string, prompt: Prompt, hooks: BackendHooks = {}) =>
     calls.push({ kind, prompt: promptText(prompt), infill: hooks.infill, signal: hooks.signal });
   const backend: Generator = {
     async generate(prompt, _options, hooks) {

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { GENERATE_PRESET, INLINE_PRESET, inlineDecodeOptions, inlineMode } from '../../src/completion/presets';
 import { SETTINGS, validateSettings } from '../../src/completion/settingsSchema';
-import { SERVER_SETTINGS } from '../../src/backends/serverSettings';
+import { SERVER_SETTINGS } from '../../src/servers/serverSettings';
 import { ROOT } from '../helpers';
 
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));

@@ -103,6 +103,7 @@ M._load = function (req: string, parent: unknown, isMain: boolean) {
   return originalLoad.call(this, req, parent, isMain);
 };
 const cmd: typeof import('../../src/vscode/downloadModel') = require('../../src/vscode/downloadModel');
+const hubAccess: typeof import('../../src/vscode/hubAccess') = require('../../src/vscode/hubAccess');
 
 const QWEN = 'onnx-community/Qwen2.5-Coder-0.5B-Instruct';
 const QWEN_BASE = 'Qwen/Qwen2.5-Coder-0.5B';
@@ -263,7 +264,7 @@ test('a gated repo asks for a token; the stored token (or HF_TOKEN) is then used
   cmd.registerModelCommands(context, { log });
   inputBox = () => 'hf_ok';
   await registered.get('ghostline.setHubToken')!();
-  assert.equal(secrets.get(cmd.TOKEN_SECRET), 'hf_ok');
+  assert.equal(secrets.get(hubAccess.TOKEN_SECRET), 'hf_ok');
   assert.ok(await cmd.downloadModelCommand(context, { log }, { repo: 'acme/gated', use: false }));
   // HF_TOKEN from the environment works too.
   secrets.clear();
@@ -277,14 +278,14 @@ test('a gated repo asks for a token; the stored token (or HF_TOKEN) is then used
 });
 
 test('the endpoint: the user setting, else HF_ENDPOINT, else huggingface.co', () => {
-  assert.equal(cmd.hubEndpoint(), hub.endpoint);
+  assert.equal(hubAccess.hubEndpoint(), hub.endpoint);
   settings.delete('ghostline.hub.endpoint');
   const saved = process.env.HF_ENDPOINT;
   process.env.HF_ENDPOINT = 'https://mirror.example';
   try {
-    assert.equal(cmd.hubEndpoint(), 'https://mirror.example');
+    assert.equal(hubAccess.hubEndpoint(), 'https://mirror.example');
     delete process.env.HF_ENDPOINT;
-    assert.equal(cmd.hubEndpoint(), 'https://huggingface.co');
+    assert.equal(hubAccess.hubEndpoint(), 'https://huggingface.co');
   } finally {
     if (saved === undefined) delete process.env.HF_ENDPOINT;
     else process.env.HF_ENDPOINT = saved;

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import * as fc from 'fast-check';
-import { parseContentRange, parseSize, repoPathProblem } from '../../src/hub/hubClient';
+import { parseContentRange, parseSize } from '../../src/hub/responseHeaders';
+import { repoPathProblem } from '../../src/hub/repoRef';
 import { shardPathProblem } from '../../src/hub/shardIndex';
 import { fuzzParams } from '../fuzz/fuzzParams';
 

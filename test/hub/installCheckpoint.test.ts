@@ -7,7 +7,7 @@ import type { ConvertOptions, ConvertResult } from '../../src/converter/types';
 import { childProcessConverter } from '../../src/hub/childProcessConverter';
 import { checkpointDir, convertingDir, listCheckpoints, removeCheckpoint } from '../../src/hub/checkpointStore';
 import { MANIFEST, modelDir } from '../../src/hub/downloader';
-import { HubError } from '../../src/hub/hubClient';
+import { HubError } from '../../src/hub/hubErrors';
 import { listInstalledModels, listPartialDownloads } from '../../src/hub/installedModels';
 import { ConvertFailedError, installCheckpoint, NO_SAFETENSORS, type InstallProgress } from '../../src/hub/installCheckpoint';
 import { ShardIndexError, shardNamesFromIndex } from '../../src/hub/shardIndex';

@@ -5,7 +5,9 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { INCOMPLETE_MARKER } from '../../src/hub/downloader';
 import { formatBytes, formatDuration } from '../../src/hub/format';
-import { isValidRepoId, parseRepoRef, resolveUrl, sha256FromEtag } from '../../src/hub/hubClient';
+import { HubError } from '../../src/hub/hubErrors';
+import { parseRepoRef, repoIdProblem, resolveUrl } from '../../src/hub/repoRef';
+import { sha256FromEtag } from '../../src/hub/responseHeaders';
 import { listInstalledModels, listPartialDownloads, removeInstalledModel } from '../../src/hub/installedModels';
 import { pickOnnxFile } from '../../src/engine/model/modelFolder';
 import { externalDataFiles, findRecommended, pickModelFiles, RECOMMENDED_MODELS, SAFETENSORS_INDEX } from '../../src/hub/recommended';
@@ -85,8 +87,14 @@ test('one license per model family, checkpoint and ONNX export alike', () => {
 });
 
 test('repo ids and references', () => {
-  for (const ok of ['onnx-community/Qwen2.5-Coder-0.5B-Instruct', 'HuggingFaceTB/SmolLM2-135M', 'a/b', 'A_1/x.y-z']) assert.ok(isValidRepoId(ok), ok);
-  for (const bad of ['', 'gpt2', 'a/b/c', 'a /b', 'a/b c', '.a/b', 'a/b.', 'a/b..c', 'a/b--c', 'a/b.git', 'é/b']) assert.ok(!isValidRepoId(bad), bad);
+  for (const ok of ['onnx-community/Qwen2.5-Coder-0.5B-Instruct', 'HuggingFaceTB/SmolLM2-135M', 'a/b', 'A_1/x.y-z']) {
+    assert.equal(repoIdProblem(ok), undefined, ok);
+    assert.deepEqual(parseRepoRef(ok), { repo: ok, revision: 'main' });
+  }
+  for (const bad of ['', 'gpt2', 'a/b/c', 'a /b', 'a/b c', '.a/b', 'a/b.', 'a/b..c', 'a/b--c', 'a/b.git', 'é/b']) {
+    assert.ok(repoIdProblem(bad), bad);
+    assert.throws(() => parseRepoRef(bad), HubError, bad);
+  }
   assert.deepEqual(parseRepoRef(' acme/x '), { repo: 'acme/x', revision: 'main' });
   assert.deepEqual(parseRepoRef('acme/x@v1.0'), { repo: 'acme/x', revision: 'v1.0' });
   assert.deepEqual(parseRepoRef('https://huggingface.co/acme/x'), { repo: 'acme/x', revision: 'main' });

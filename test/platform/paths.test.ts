@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { isOnnxFileInside } from '../../src/engine/model/modelFolder';
 import { checkpointDir, convertingDir, isCheckpointFolder } from '../../src/hub/checkpointStore';
-import { repoPathProblem } from '../../src/hub/hubClient';
+import { repoPathProblem } from '../../src/hub/repoRef';
 import { isModelFolder } from '../../src/hub/installedModels';
 import { safeJoin } from '../../src/hub/localFiles';
 import { caseCollision, portablePathProblem } from '../../src/hub/portablePath';

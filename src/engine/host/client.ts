@@ -5,7 +5,7 @@ import type { DecodeOptions } from '../shared/decodeOptions';
 import type { EngineOptions } from '../shared/engineOptions';
 import type { FromWorker, ToWorker, WorkerStats } from '../shared/protocol';
 import type { Prompt } from '../shared/prompt';
-import type { GenerateResult, GenerationStats, ModelInfo } from '../shared/types';
+import type { GenerateHooks, GenerateResult, GenerationStats, ModelInfo } from '../shared/types';
 import { startWorker, type WorkerHost, type WorkerKind } from './workerHost';
 
 /** An error reported by the worker, keeping the name it had there (ModelFolderError, RequestError...). */
@@ -14,11 +14,6 @@ export class EngineError extends Error {
     super(message);
     this.name = name;
   }
-}
-
-export interface ClientGenerateOptions {
-  signal?: AbortSignal;
-  onText?: (delta: string) => void;
 }
 
 interface Pending {
@@ -84,7 +79,7 @@ export class EngineClient {
     return p;
   }
 
-  async generate(prompt: Prompt, options: Partial<DecodeOptions> = {}, hooks: ClientGenerateOptions = {}): Promise<GenerateResult> {
+  async generate(prompt: Prompt, options: Partial<DecodeOptions> = {}, hooks: GenerateHooks = {}): Promise<GenerateResult> {
     await this.ensureModel();
     const { signal, onText } = hooks;
     // Cancelled before it was sent: no work at all.

@@ -57,3 +57,12 @@ export interface ModelInfo {
   threads: number;
   modelType: string;
 }
+
+/** What a caller of generate() may hook into; one type for the worker's engine, its client and every backend. */
+export interface GenerateHooks {
+  signal?: AbortSignal;
+  /** Streamed text of the first sequence, never half a character nor part of a stop string. */
+  onText?: (delta: string) => void;
+  /** Called when the request's turn comes (the worker runs requests one at a time). */
+  onStart?: () => void;
+}

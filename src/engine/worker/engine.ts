@@ -12,11 +12,11 @@ import { Prng } from '../decode/samplers/prng';
 import { sampleLoop, type LogitRows } from '../decode/sampleLoop';
 import { logSumExpWithout } from '../decode/logSoftmax';
 import { TokenPrefixIndex, planHealing, type Healing } from '../decode/tokenHealing';
-import { rotaryPositions } from '../model/graphLimits';
 import { TextTokenizer } from '../model/tokenizer';
+import { checkFilesAgree, contextLength } from '../model/folderAgreement';
 import { boundPrompt, promptProblem, promptText, type Prompt } from '../shared/prompt';
 import { ModelFolderError } from '../shared/errors';
-import type { GenerateResult, GenerationStats, ModelInfo, Sequence } from '../shared/types';
+import type { GenerateHooks, GenerateResult, GenerationStats, ModelInfo, Sequence } from '../shared/types';
 
 /** The prompt as the model will see it, and what was changed to fit. */
 interface PromptPlan {
@@ -29,19 +29,11 @@ interface PromptPlan {
   healing: Healing | null;
 }
 
-export interface GenerateHooks {
-  signal?: AbortSignal;
-  /** Streamed text of the first sequence, never half a character nor part of a stop string. */
-  onText?: (delta: string) => void;
-  /** Called when the request's turn comes (requests queue up one at a time). */
-  onStart?: () => void;
-}
-
 /**
  * Characters of prompt text kept per token of context before tokenizing. Code runs at 2.5-4.5 characters
  * per token; 8 leaves room for long whitespace tokens while keeping a 10 MB prompt from costing seconds.
  */
-const MAX_CHARS_PER_TOKEN = 8;
+const PROMPT_CHARS_PER_CONTEXT_TOKEN = 8;
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -134,12 +126,6 @@ export class Engine {
     return run;
   }
 
-  /** Prefills the prompt into the cache without generating (warm-up, speculative prefetch). */
-  async prefill(prompt: Prompt, signal?: AbortSignal): Promise<GenerationStats> {
-    const result = await this.generate(prompt, { maxNewTokens: 1 }, { signal });
-    return result.stats;
-  }
-
   async dispose(): Promise<void> {
     await this.queue;
     await this.model.release();
@@ -182,7 +168,7 @@ export class Engine {
     const ctx = this.info.contextLength;
     const notices: string[] = [];
     // Tokenizing is synchronous and cannot be cancelled: never tokenize far more text than the context holds.
-    const bounded = boundPrompt(input, ctx * MAX_CHARS_PER_TOKEN);
+    const bounded = boundPrompt(input, ctx * PROMPT_CHARS_PER_CONTEXT_TOKEN);
     if (bounded.droppedChars > 0)
       notices.push(`the prompt's first ${bounded.droppedChars} characters were dropped before tokenizing (the model's context is ${ctx} tokens)`);
     let tokens = this.tokenizer.encodePrompt(bounded.prompt);
@@ -346,47 +332,4 @@ export class Engine {
     }
     return last;
   }
-}
-
-/**
- * Unused logit columns a real export may have: vocabularies are padded to a multiple of 64-256 for speed
- * (Qwen2.5: 151,665 tokens, 151,936 columns; Phi-2: 905 more). Far more means the tokenizer belongs to
- * another model, and its ids would not mean what the model learned.
- */
-function maxPadding(columns: number): number {
-  return Math.max(1024, Math.floor(columns * 0.05));
-}
-
-/** The tokenizer, config.json and the graph must describe the same model: a clear error at load, not garbage later. */
-function checkFilesAgree(folder: ModelFolder, tokenizer: TextTokenizer, columns: number): void {
-  const tokFile = `${folder.dir}/tokenizer.json`;
-  if (tokenizer.vocabSize > columns) {
-    throw new ModelFolderError(tokFile, `the tokenizer has ${tokenizer.vocabSize} tokens but the model's logits have only ${columns} columns`);
-  }
-  if (columns - tokenizer.vocabSize > maxPadding(columns)) {
-    throw new ModelFolderError(
-      tokFile,
-      `the tokenizer has ${tokenizer.vocabSize} tokens but the model's logits have ${columns} columns: they belong to different models`,
-    );
-  }
-  const declared = folder.config.vocab_size;
-  if (typeof declared === 'number' && declared !== columns) {
-    throw new ModelFolderError(`${folder.dir}/config.json`, `vocab_size is ${declared} but the ONNX graph's logits have ${columns} columns`);
-  }
-  const positions = rotaryPositions(folder.onnxPath);
-  const ctx = contextLength(folder.config);
-  if (positions !== null && ctx > positions) {
-    throw new ModelFolderError(
-      `${folder.dir}/config.json`,
-      `max_position_embeddings (${ctx}) is larger than the ${positions} positions the ONNX graph's rotary tables hold; set it to ${positions} or convert the model again`,
-    );
-  }
-}
-
-function contextLength(cfg: Record<string, unknown>): number {
-  for (const key of ['max_position_embeddings', 'n_positions', 'max_sequence_length', 'seq_length']) {
-    const v = cfg[key];
-    if (typeof v === 'number' && v > 0) return v;
-  }
-  return 2048;
 }

@@ -1,15 +1,6 @@
 import { endpoint } from './endpoint';
-import type { ServerKind } from './protocols';
+import type { ServerOptions } from './serverOptions';
 import { connectionError, httpError, ServerError } from './serverErrors';
-
-export interface ProbeOptions {
-  kind: ServerKind;
-  url: string;
-  model?: string;
-  apiKey?: string;
-  timeoutMs: number;
-  fetch?: typeof fetch;
-}
 
 export interface ProbeResult {
   /** The model's context window per request, when the server says. */
@@ -31,7 +22,7 @@ const OLLAMA_DEFAULT_CONTEXT = 4096;
  * clear message at connect time rather than an error on every keystroke. llama.cpp: GET /props (the
  * per-slot context); OpenAI-compatible: GET /v1/models (vLLM adds max_model_len); Ollama: POST /api/show.
  */
-export async function probeServer(o: ProbeOptions): Promise<ProbeResult> {
+export async function probeServer(o: ServerOptions): Promise<ProbeResult> {
   if (o.kind === 'llama.cpp') {
     const props = await getJson(o, 'GET', '/props');
     const settings = obj(props.default_generation_settings);
@@ -60,7 +51,7 @@ export async function probeServer(o: ProbeOptions): Promise<ProbeResult> {
   return { contextTokens: ctx, models: [o.model ?? ''], fillsInTheMiddle: caps ? caps.includes('insert') : undefined };
 }
 
-async function getJson(o: ProbeOptions, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> {
+async function getJson(o: ServerOptions, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> {
   const url = endpoint(o.url, path);
   const headers: Record<string, string> = { ...(o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {}) };
   if (body !== undefined) headers['content-type'] = 'application/json';

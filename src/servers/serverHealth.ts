@@ -51,11 +51,4 @@ export class ServerHealth {
     this.lastError = null;
     this.onChange?.('up', null);
   }
-
-  /** Forget the history (new settings or key: the next request tries at once). */
-  reset(): void {
-    this.failures = 0;
-    this.retryAt = 0;
-    this.lastError = null;
-  }
 }

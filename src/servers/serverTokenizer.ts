@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import { type FimTemplate, pickFimTemplate } from '../completion/prompt/fimTemplates';
-import type { ProbeOptions } from './probeServer';
+import type { ServerOptions } from './serverOptions';
 import { loadPromptTokenizer } from './promptTokenizer';
 import type { ServerGenerator } from './serverGenerator';
 import { checkServerTokenizer, type TokenizerCheck } from './tokenizerCheck';
@@ -17,7 +17,7 @@ export interface TokenizerSetup {
  * sending the local tokenizer's ids in Ghostline's own prompt layout. Never throws: a local folder without a
  * readable tokenizer is reported as unchecked.
  */
-export async function setUpServerTokenizer(o: ProbeOptions, modelDir: string, servers: readonly ServerGenerator[]): Promise<TokenizerSetup> {
+export async function setUpServerTokenizer(o: ServerOptions, modelDir: string, servers: readonly ServerGenerator[]): Promise<TokenizerSetup> {
   const name = path.basename(modelDir);
   let tok: ReturnType<typeof loadPromptTokenizer>;
   try {

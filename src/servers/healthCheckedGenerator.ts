@@ -1,4 +1,4 @@
-import type { GenerateHooksLike, Generator } from '../completion/generator';
+import type { BackendHooks, Generator } from '../completion/generator';
 import type { DecodeOptions } from '../engine/shared/decodeOptions';
 import type { Prompt } from '../engine/shared/prompt';
 import type { GenerateResult } from '../engine/shared/types';
@@ -15,12 +15,12 @@ export class HealthCheckedGenerator implements Generator {
     readonly health: ServerHealth,
   ) {}
 
-  async generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks?: GenerateHooksLike): Promise<GenerateResult> {
+  async generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks?: BackendHooks): Promise<GenerateResult> {
     this.check();
     return this.track(this.inner.generate(prompt, options, hooks));
   }
 
-  async warm(prompt: Prompt, hooks?: GenerateHooksLike): Promise<void> {
+  async warm(prompt: Prompt, hooks?: BackendHooks): Promise<void> {
     if (!this.inner.warm) return;
     this.check();
     await this.track(this.inner.warm(prompt, hooks));

@@ -1,4 +1,4 @@
-import type { ProbeOptions } from './probeServer';
+import type { ServerOptions } from './serverOptions';
 import type { PromptTokenizer } from './promptTokenizer';
 import { connectionError, httpError, ServerError } from './serverErrors';
 import type { ServerKind } from './protocols';
@@ -42,7 +42,7 @@ export const TAKES_TOKEN_IDS: Readonly<Record<ServerKind, boolean>> = { 'llama.c
  * and vLLM's POST /tokenize and /detokenize (both at the server's root; the field names of both are sent).
  * `specials` are the FIM markers the prompt will use: with ids they must mean the same tokens on the server.
  */
-export async function checkServerTokenizer(o: ProbeOptions, tok: PromptTokenizer, modelName: string, specials: readonly string[]): Promise<TokenizerCheck> {
+export async function checkServerTokenizer(o: ServerOptions, tok: PromptTokenizer, modelName: string, specials: readonly string[]): Promise<TokenizerCheck> {
   if (o.kind === 'ollama') {
     return {
       verdict: 'unchecked',
@@ -121,7 +121,7 @@ function firstDifference(tok: PromptTokenizer, local: number[], server: number[]
   return `first at token ${i}: ${piece(local.slice(i, i + 2))} here, ${piece(server.slice(i, i + 3))} there`;
 }
 
-async function detokenize(o: ProbeOptions, ids: number[]): Promise<string> {
+async function detokenize(o: ServerOptions, ids: number[]): Promise<string> {
   const body = await post(o, '/detokenize', { tokens: ids, model: o.model });
   // llama.cpp answers {content}, vLLM {prompt}.
   const text = typeof body.content === 'string' ? body.content : body.prompt;
@@ -145,7 +145,7 @@ const reason = (err: unknown) => (err instanceof Error ? err.message : String(er
  * POST to a route at the server's root: /tokenize and /detokenize are not under /v1 (llama.cpp, vLLM), so a
  * URL that ends in /v1, as users copy it from docs, loses that part; a gateway's path prefix stays.
  */
-async function post(o: ProbeOptions, route: string, body: unknown): Promise<Record<string, unknown>> {
+async function post(o: ServerOptions, route: string, body: unknown): Promise<Record<string, unknown>> {
   const u = new URL(o.url);
   u.pathname = `${u.pathname.replace(/\/+$/, '').replace(/\/v1$/, '')}${route}`;
   u.search = '';

@@ -1,5 +1,5 @@
 import { endpoint } from './endpoint';
-import type { GenerateHooksLike, Generator } from '../completion/generator';
+import type { BackendHooks, Generator } from '../completion/generator';
 import { TextStopper } from '../engine/shared/textStopper';
 import { cancelledResult } from '../engine/shared/cancelledResult';
 import { type DecodeOptions, resolveDecodeOptions } from '../engine/shared/decodeOptions';
@@ -8,10 +8,14 @@ import type { FinishReason, GenerateResult, GenerationStats, Sequence } from '..
 import { connectionError, httpError, ServerError } from './serverErrors';
 import { streamPayloads } from './streamLines';
 import type { PromptTokenizer } from './promptTokenizer';
-import { type Chunk, PROTOCOLS, type RequestInput, type ServerKind } from './protocols';
+import { type Chunk, PROTOCOLS, type RequestInput } from './protocols';
+import type { ServerOptions } from './serverOptions';
 
-/** Generous: real tokens are a few characters; a long run of spaces may be one token of 16-64. */
-const MAX_CHARS_PER_TOKEN = 64;
+/**
+ * Output text allowed per max_new_tokens before a server that ignores the limit (or floods) is cut off.
+ * Generous: real tokens are a few characters; a long run of spaces may be one token of 16-64.
+ */
+const FLOOD_CHARS_PER_NEW_TOKEN = 64;
 /** How long the answer waits, once complete, for a trailer that carries the server's token counts. */
 const TRAILER_GRACE_MS = 100;
 
@@ -24,19 +28,6 @@ async function nextWithin<T>(it: AsyncIterator<T>, ms: number): Promise<Iterator
   } finally {
     clearTimeout(timer);
   }
-}
-
-export interface ServerOptions {
-  kind: ServerKind;
-  /** Base URL, e.g. http://127.0.0.1:8080 (no trailing path). */
-  url: string;
-  /** Model name (OpenAI-compatible servers and Ollama; llama.cpp serves one model). */
-  model?: string;
-  apiKey?: string;
-  /** The longest a request may take before it is abandoned with an error. */
-  timeoutMs: number;
-  /** The HTTP client (proxy and CA settings applied); the global fetch when absent. */
-  fetch?: typeof fetch;
 }
 
 /**
@@ -72,9 +63,6 @@ interface Lane {
  * cannot (Ollama); each runs through the stop rules on its own; identical texts are returned once.
  */
 export class ServerGenerator implements Generator {
-  /** After a 429/503 with Retry-After: requests fail at once until then (no hammering a busy server). */
-  private blockedUntil = 0;
-  private blockedBy: ServerError | null = null;
   /** Completions one request may ask for, once the server has said (llama.cpp: its slot count). */
   private maxPerRequest = Infinity;
   /**
@@ -96,9 +84,8 @@ export class ServerGenerator implements Generator {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  async generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks: GenerateHooksLike = {}): Promise<GenerateResult> {
+  async generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks: BackendHooks = {}): Promise<GenerateResult> {
     if (hooks.signal?.aborted) return cancelledResult();
-    if (this.blockedBy && Date.now() < this.blockedUntil) throw this.blockedBy;
     const t0 = this.now();
     const opts = resolveDecodeOptions(options);
     const input = this.input(prompt, hooks);
@@ -130,7 +117,7 @@ export class ServerGenerator implements Generator {
    * nobody reads: the next completion for the same place then only processes what changed. Rejects with the
    * same errors as generate; resolves at once when cancelled.
    */
-  async warm(prompt: Prompt, hooks: GenerateHooksLike = {}): Promise<void> {
+  async warm(prompt: Prompt, hooks: BackendHooks = {}): Promise<void> {
     const input = this.input(prompt, hooks);
     const request = PROTOCOLS[this.opts.kind].warm(input);
     try {
@@ -167,7 +154,7 @@ export class ServerGenerator implements Generator {
     return this.ids !== null;
   }
 
-  private input(prompt: Prompt, hooks: GenerateHooksLike): Omit<RequestInput, 'opts'> {
+  private input(prompt: Prompt, hooks: BackendHooks): Omit<RequestInput, 'opts'> {
     const ids = this.ids?.encodePrompt(prompt);
     return { prompt: promptText(prompt), ids, infill: this.ownPrompt ? undefined : hooks.infill, model: this.opts.model };
   }
@@ -213,7 +200,7 @@ export class ServerGenerator implements Generator {
   }
 
   /** One request's completions, in order; null when cancelled. */
-  private async run(b: Batch, input: Omit<RequestInput, 'opts'>, hooks: GenerateHooksLike, t0: number): Promise<Lane[] | null> {
+  private async run(b: Batch, input: Omit<RequestInput, 'opts'>, hooks: BackendHooks, t0: number): Promise<Lane[] | null> {
     const request = PROTOCOLS[this.opts.kind].request({ ...input, opts: b.opts, n: b.n, minimal: this.minimal || input.minimal });
     try {
       return await this.post(request.path, request.body, hooks.signal, (res, abort) => this.read(res, request.stream, b, hooks, t0, abort));
@@ -249,7 +236,6 @@ export class ServerGenerator implements Generator {
     use: (res: Response, abort: AbortController) => Promise<T>,
   ): Promise<T | null> {
     if (signal?.aborted) return null;
-    if (this.blockedBy && Date.now() < this.blockedUntil) throw this.blockedBy;
     const url = endpoint(this.opts.url, path);
     const abort = new AbortController();
     const onAbort = () => abort.abort();
@@ -270,12 +256,8 @@ export class ServerGenerator implements Generator {
         throw connectionError(url, err);
       }
       if (!res.ok || !res.body) {
-        const err = httpError(res.status, url, await res.text().catch(() => ''), res.headers.get('retry-after'));
-        if (err.retryAfterMs !== undefined) {
-          this.blockedUntil = Date.now() + err.retryAfterMs;
-          this.blockedBy = err;
-        }
-        throw err;
+        // A Retry-After rides on the error: ServerHealth (healthCheckedGenerator.ts) holds requests back until then.
+        throw httpError(res.status, url, await res.text().catch(() => ''), res.headers.get('retry-after'));
       }
       return await use(res, abort);
     } catch (err) {
@@ -293,7 +275,7 @@ export class ServerGenerator implements Generator {
    * Reads the stream through the stop rules, each completion through its own; the request ends when every
    * completion has (a rule that fires ends its completion; the server runs that one on, unread, to its own end).
    */
-  private async read(res: Response, format: 'sse' | 'ndjson', b: Batch, hooks: GenerateHooksLike, t0: number, abort: AbortController): Promise<Lane[]> {
+  private async read(res: Response, format: 'sse' | 'ndjson', b: Batch, hooks: BackendHooks, t0: number, abort: AbortController): Promise<Lane[]> {
     const protocol = PROTOCOLS[this.opts.kind];
     const lanes = Array.from({ length: b.n }, () => ({
       stopper: new TextStopper(b.opts, t0),
@@ -341,7 +323,7 @@ export class ServerGenerator implements Generator {
         if (lane.stopper.finishReason) lane.finish = lane.stopper.finishReason;
         else if (chunk.done) lane.finish = chunk.finish ?? 'eos';
         // A server that ignores max_tokens (or floods) is cut off: no token is this long.
-        else if (lane.text.length > b.opts.maxNewTokens * MAX_CHARS_PER_TOKEN) lane.finish = 'length';
+        else if (lane.text.length > b.opts.maxNewTokens * FLOOD_CHARS_PER_NEW_TOKEN) lane.finish = 'length';
         if (lane.finish && !chunk.done) serverEnded = false;
         if (lane.finish && --open === 0) {
           // OpenAI-compatible servers send the prompt's token count after the last completion: worth a moment.
