@@ -1,68 +1,19 @@
 // Ghostline inside a real extension host: inline suggestions on real files, accept, workspace settings,
 // Generate from Selection, the status bar, and the error paths (missing model, killed worker).
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GhostlineApi } from '../../src/extension';
+import { activeApi, contributedDefault, generateWithSeeds, openAt, setWorkspace, settle, triggerAndAccept, workspaceFolder } from './editorHelpers';
 import { after, assert, before, test, waitFor } from './harness';
 
 let api: GhostlineApi;
 let folder: string;
 
-async function activeApi(): Promise<GhostlineApi> {
-  const ext = vscode.extensions.getExtension<GhostlineApi>('ghostline.ghostline');
-  assert.ok(ext);
-  const exports = ext.isActive ? ext.exports : await ext.activate();
-  return exports;
-}
-
-async function openAt(file: string, text: string, cursorAfter: string): Promise<vscode.TextEditor> {
-  const p = path.join(folder, file);
-  fs.writeFileSync(p, text);
-  const doc = await vscode.workspace.openTextDocument(p);
-  const editor = await vscode.window.showTextDocument(doc);
-  const pos = doc.positionAt(text.indexOf(cursorAfter) + cursorAfter.length);
-  editor.selection = new vscode.Selection(pos, pos);
-  return editor;
-}
-
-/** Triggers inline suggestions and accepts the first; returns what was inserted ('' if none came). */
-async function triggerAndAccept(editor: vscode.TextEditor, tries = 6): Promise<string> {
-  const before = editor.document.getText();
-  for (let i = 0; i < tries; i++) {
-    await vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
-    await new Promise((r) => setTimeout(r, 400 + i * 300));
-    await vscode.commands.executeCommand('editor.action.inlineSuggest.commit');
-    const after = editor.document.getText();
-    if (after !== before) return after.length > before.length ? inserted(before, after) : after;
-  }
-  return '';
-}
-
-function inserted(before: string, after: string): string {
-  let i = 0;
-  while (i < before.length && before[i] === after[i]) i++;
-  return after.slice(i, i + after.length - before.length);
-}
-
-/** Waits until no completion request has been recorded for 1.5 s. */
-async function settle(): Promise<void> {
-  let last = -1;
-  while (last !== api.stats.requests) {
-    last = api.stats.requests;
-    await new Promise((r) => setTimeout(r, 1500));
-  }
-}
-
-async function setWorkspace(key: string, value: unknown): Promise<void> {
-  await vscode.workspace.getConfiguration('ghostline').update(key, value, vscode.ConfigurationTarget.Workspace);
-}
-
 /** GHOSTLINE_TEST_MODEL runs the suite against another model folder (the default: the bundled model). */
 const MODEL = process.env.GHOSTLINE_TEST_MODEL;
 
 before(async () => {
-  folder = vscode.workspace.workspaceFolders![0].uri.fsPath;
+  folder = workspaceFolder();
   api = await activeApi();
   if (MODEL) await vscode.workspace.getConfiguration('ghostline').update('modelPath', MODEL, vscode.ConfigurationTarget.Global);
   await waitFor(() => api.loader.info !== null && (!MODEL || api.loader.info.dir === path.resolve(MODEL)), 'the model to load', 60_000);
@@ -100,7 +51,7 @@ test('workspace settings apply without a reload: ghostline.enable false stops su
   try {
     const editor = await openAt('off.py', 'import os\n\ndef main():\n    print(\n', 'print(');
     // Let requests from the previous test (VS Code asks again after an accept) finish first.
-    await settle();
+    await settle(api);
     const requests = api.stats.requests;
     const got = await triggerAndAccept(editor, 2);
     assert.equal(got, '');
@@ -116,20 +67,20 @@ test('an invalid workspace setting is reported once, naming the setting, and the
     await waitFor(() => api.config.problems.some((p) => p.startsWith('ghostline.inline.topK must be a number')), 'the problem report', 5_000);
     const editor = await openAt('bad.py', 'def square(x):\n    return\n', 'return');
     await triggerAndAccept(editor, 2);
-    assert.equal(api.config.problems.filter((p) => p.startsWith('ghostline.inline.topK')).length, 1, 'reported once');
+    const problems = api.config.problems.filter((p) => p.startsWith('ghostline.inline.topK'));
+    assert.equal(problems.length, 1, 'reported once');
+    // The setting's contributed default is what the suggestions for this file are made with, and the report says so.
+    const fallback = contributedDefault('inline.topK');
+    assert.equal(typeof fallback, 'number');
+    assert.equal(api.config.completion(editor.document).preset.topK, fallback);
+    assert.ok(problems[0].endsWith(`using ${fallback}.`), problems[0]);
+    // A valid value is taken, so the check above is not the default by accident.
+    await setWorkspace('inline.topK', 3);
+    await waitFor(() => api.config.completion(editor.document).preset.topK === 3, 'a valid topK to apply', 5_000);
   } finally {
     await setWorkspace('inline.topK', undefined);
   }
 });
-
-/** Runs Generate from Selection (auto-accepted) with seeds 0, 1, ... until one gives a result (the small model's may be dropped). */
-async function generateWithSeeds(tries = 6): Promise<string | null> {
-  for (let seed = 0; seed < tries; seed++) {
-    const inserted = await vscode.commands.executeCommand<string | null>('ghostline.generateFromSelection', { autoAccept: true, seed });
-    if (inserted) return inserted;
-  }
-  return null;
-}
 
 test('Generate from Selection continues the selected code and inserts it after review', async () => {
   const editor = await openAt('gen.py', 'def greet(name):\n    """Say hello."""\n', '"""Say hello."""');

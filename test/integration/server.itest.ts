@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GhostlineApi } from '../../src/extension';
 import { stubServer } from '../backends/stubServers';
+import { activeApi, EXTENSION_ID, generateWithSeeds, openAt, triggerAndAccept, workspaceFolder } from './editorHelpers';
 import { after, assert, before, test, waitFor } from './harness';
 
 const KEY = 'team-key-7f3a';
@@ -17,56 +18,15 @@ let server: { url: string; stop: () => Promise<void> } | null = null;
 const cfg = () => vscode.workspace.getConfiguration('ghostline');
 const setUser = (key: string, value: unknown) => cfg().update(key, value, vscode.ConfigurationTarget.Global);
 
-async function openAt(file: string, text: string, cursorAfter: string): Promise<vscode.TextEditor> {
-  const p = path.join(folder, file);
-  fs.writeFileSync(p, text);
-  const doc = await vscode.workspace.openTextDocument(p);
-  const editor = await vscode.window.showTextDocument(doc);
-  const pos = doc.positionAt(text.indexOf(cursorAfter) + cursorAfter.length);
-  editor.selection = new vscode.Selection(pos, pos);
-  return editor;
-}
-
-/** Triggers suggestions (Alt+\ style, so the confidence gate lets them through) and accepts the first. */
-async function triggerAndAccept(editor: vscode.TextEditor, tries = 6): Promise<string> {
-  const before = editor.document.getText();
-  for (let i = 0; i < tries; i++) {
-    await vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
-    await new Promise((r) => setTimeout(r, 500 + i * 400));
-    await vscode.commands.executeCommand('editor.action.inlineSuggest.commit');
-    const after = editor.document.getText();
-    if (after !== before) return inserted(before, after);
-  }
-  return '';
-}
-
-function inserted(before: string, after: string): string {
-  let i = 0;
-  while (i < before.length && before[i] === after[i]) i++;
-  return after.slice(i, i + after.length - before.length);
-}
-
-/**
- * Runs Generate from Selection (auto-accepted) with seeds 0, 1, ... until one gives a result: the small model's
- * results are often dropped by the post-processing (it rarely closes a body), wherever it is served.
- */
-async function generateWithSeeds(tries = 6): Promise<string | null> {
-  for (let seed = 0; seed < tries; seed++) {
-    const inserted = await vscode.commands.executeCommand<string | null>('ghostline.generateFromSelection', { autoAccept: true, seed });
-    if (inserted) return inserted;
-  }
-  return null;
-}
-
 async function useBackend(values: Record<string, unknown>): Promise<void> {
   for (const [k, v] of Object.entries(values)) await setUser(k, v);
 }
 
 before(async () => {
-  folder = vscode.workspace.workspaceFolders![0].uri.fsPath;
-  const ext = vscode.extensions.getExtension<GhostlineApi>('ghostline.ghostline');
+  folder = workspaceFolder();
+  api = await activeApi();
+  const ext = vscode.extensions.getExtension(EXTENSION_ID);
   assert.ok(ext);
-  api = ext.isActive ? ext.exports : await ext.activate();
   await waitFor(() => api.loader.info !== null, 'the local model to load', 60_000);
   const { startLlamaServer } = require(path.join(ext.extensionPath, 'scripts', 'llama-server.js'));
   server = await startLlamaServer({ parallel: 2, extraArgs: ['--api-key', KEY, '--alias', 'ghostline-code-small'] });

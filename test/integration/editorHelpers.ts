@@ -1,0 +1,101 @@
+// Helpers the integration tests share: the extension's API, files opened at a cursor, suggestions triggered
+// and accepted, typing, settings. Not a test module itself: index.ts loads only `*.itest.js` files.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { GhostlineApi } from '../../src/extension';
+import { assert } from './harness';
+
+export const EXTENSION_ID = 'ghostline.ghostline';
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** The extension's API, activating it first when it has not been yet. */
+export async function activeApi(): Promise<GhostlineApi> {
+  const ext = vscode.extensions.getExtension<GhostlineApi>(EXTENSION_ID);
+  assert.ok(ext, `extension ${EXTENSION_ID} is not loaded`);
+  return ext.isActive ? ext.exports : await ext.activate();
+}
+
+/** The folder the run opened: a fresh copy of test/integration/workspace/. */
+export function workspaceFolder(): string {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  assert.ok(folder, 'no workspace folder is open');
+  return folder.uri.fsPath;
+}
+
+/** Writes `text` to `file` in the workspace folder, opens it, and puts the cursor after the first `cursorAfter`. */
+export async function openAt(file: string, text: string, cursorAfter: string): Promise<vscode.TextEditor> {
+  const p = path.join(workspaceFolder(), file);
+  fs.writeFileSync(p, text);
+  const doc = await vscode.workspace.openTextDocument(p);
+  const editor = await vscode.window.showTextDocument(doc);
+  const at = text.indexOf(cursorAfter);
+  assert.ok(at >= 0, `${JSON.stringify(cursorAfter)} is not in ${file}`);
+  const pos = doc.positionAt(at + cursorAfter.length);
+  editor.selection = new vscode.Selection(pos, pos);
+  return editor;
+}
+
+/**
+ * Triggers suggestions explicitly (editor.action.inlineSuggest.trigger, as Alt+\ does, so the confidence gate
+ * lets them through) and accepts the first; returns what was inserted ('' if none came). Each try waits longer.
+ */
+export async function triggerAndAccept(editor: vscode.TextEditor, tries = 6): Promise<string> {
+  const before = editor.document.getText();
+  for (let i = 0; i < tries; i++) {
+    await vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+    await sleep(500 + i * 400);
+    await vscode.commands.executeCommand('editor.action.inlineSuggest.commit');
+    const after = editor.document.getText();
+    if (after !== before) return after.length > before.length ? inserted(before, after) : after;
+  }
+  return '';
+}
+
+/** The text `after` has that `before` has not, where the two first differ (an insertion). */
+export function inserted(before: string, after: string): string {
+  let i = 0;
+  while (i < before.length && before[i] === after[i]) i++;
+  return after.slice(i, i + after.length - before.length);
+}
+
+/** Types into the focused editor as the keyboard does (the `type` command): VS Code triggers suggestions on its own. */
+export async function typeText(text: string): Promise<void> {
+  await vscode.commands.executeCommand('type', { text });
+}
+
+/**
+ * Runs Generate from Selection (auto-accepted) with seeds 0, 1, ... until one gives a result: the small model's
+ * results are often dropped by the post-processing (it rarely closes a body), wherever it is served.
+ */
+export async function generateWithSeeds(tries = 6): Promise<string | null> {
+  for (let seed = 0; seed < tries; seed++) {
+    const result = await vscode.commands.executeCommand<string | null>('ghostline.generateFromSelection', { autoAccept: true, seed });
+    if (result) return result;
+  }
+  return null;
+}
+
+/** Waits until no completion request has been recorded for 1.5 s. */
+export async function settle(api: GhostlineApi): Promise<void> {
+  let last = -1;
+  while (last !== api.stats.requests) {
+    last = api.stats.requests;
+    await sleep(1500);
+  }
+}
+
+/** Sets a ghostline.* setting in the workspace (undefined removes it). */
+export async function setWorkspace(key: string, value: unknown): Promise<void> {
+  await vscode.workspace.getConfiguration('ghostline').update(key, value, vscode.ConfigurationTarget.Workspace);
+}
+
+/** The default of a ghostline.* setting, as the extension's package.json contributes it. */
+export function contributedDefault(key: string): unknown {
+  const ext = vscode.extensions.getExtension(EXTENSION_ID);
+  assert.ok(ext);
+  const properties = ext.packageJSON.contributes.configuration.properties as Record<string, { default?: unknown }>;
+  assert.ok(`ghostline.${key}` in properties, `ghostline.${key} is not contributed`);
+  return properties[`ghostline.${key}`].default;
+}
