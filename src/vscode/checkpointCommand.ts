@@ -6,7 +6,6 @@ import { formatBytes, formatDuration } from '../hub/format';
 import { installCheckpoint, type InstallProgress } from '../hub/installCheckpoint';
 import { hubAccess } from './hubAccess';
 import { type DownloadRequest, type ModelCommandDeps, offerModel, progressMessage, storageDir, withInstallProgress } from './installFlow';
-import { proxySettings } from './config';
 
 function checkpointMessage(p: InstallProgress): string {
   if (p.stage === 'resolve') return "Reading the checkpoint's file list…";
@@ -35,17 +34,9 @@ export async function checkpointCommand(
   const { endpoint, token } = hub;
   const started = Date.now();
   deps.log.info(`download checkpoint ${repo}@${revision} from ${endpoint}${token ? ' (with token)' : ''}, then convert`);
-  const res = await withInstallProgress(deps, `Ghostline: ${repo}`, { repo, revision, endpoint }, (signal, report) =>
+  const res = await withInstallProgress(context, deps, `Ghostline: ${repo}`, { repo, revision }, hub, (transfer, report) =>
     installCheckpoint({
-      repo,
-      revision,
-      endpoint,
-      token,
-      transport: proxySettings(),
-      storageDir: storageDir(context),
-      signal,
-      progressIntervalMs: 250,
-      log: (m) => deps.log.warn(`download ${repo}: ${m}`),
+      ...transfer,
       // A child process: the conversion must not block the extension host (progress, Cancel).
       convert: deps.convert ?? childProcessConverter(path.join(context.extensionPath, 'dist', 'cli.js')),
       inUse: deps.modelInUse,

@@ -136,18 +136,10 @@ export async function downloadModelCommand(
   const started = Date.now();
   deps.log.info(`download ${repo}@${revision} from ${endpoint}${token ? ' (with token)' : ''}`);
   const files = req.files;
-  const result = await withInstallProgress(deps, `Ghostline: downloading ${repo}`, { repo, revision, endpoint }, async (signal, report) =>
+  const result = await withInstallProgress(context, deps, `Ghostline: downloading ${repo}`, { repo, revision }, hub, async (transfer, report) =>
     downloadModel({
-      repo,
-      revision,
-      files: files ?? (await filesFor(repo, revision, endpoint, token, signal)),
-      endpoint,
-      token,
-      transport: proxySettings(),
-      storageDir: storageDir(context),
-      signal,
-      progressIntervalMs: 250,
-      log: (m) => deps.log.warn(`download ${repo}: ${m}`),
+      ...transfer,
+      files: files ?? (await filesFor(repo, revision, endpoint, token, transfer.signal)),
       onProgress: (p) => report(p.total ? Math.min(100, (100 * p.bytes) / p.total) : undefined, progressMessage(p)),
     }),
   );

@@ -4,6 +4,8 @@ import { formatBytes, formatDuration } from '../hub/format';
 import { HubError } from '../hub/hubErrors';
 import { ConvertFailedError, type Converter } from '../hub/installCheckpoint';
 import type { ModelFile } from '../hub/recommended';
+import { proxySettings } from './config';
+import type { HubAccess } from './hubAccess';
 
 /**
  * The steps "Ghostline: Download Model" shares between its two flows (an ONNX export: downloadModel.ts; a
@@ -46,20 +48,48 @@ export function progressMessage(p: DownloadProgress): string {
   return `${p.phase === 'verify' ? 'Verifying · ' : ''}${done}${size}${speed}${eta}${file}`;
 }
 
+/** What every hub transfer of the command takes: the repo, the endpoint and token, the proxy, where to store, Cancel. */
+export interface Transfer extends HubAccess {
+  repo: string;
+  revision: string;
+  transport: ReturnType<typeof proxySettings>;
+  storageDir: string;
+  signal: AbortSignal;
+  progressIntervalMs: number;
+  log: (message: string) => void;
+}
+
 /**
- * Runs `work` in a cancellable progress notification (Cancel aborts its signal; percentages never go back).
- * A failure is told to the user with what they can do about it, and gives undefined.
+ * Runs `work` in a cancellable progress notification (Cancel aborts the transfer's signal; percentages never
+ * go back). A failure is told to the user with what they can do about it, and gives undefined.
  */
 export async function withInstallProgress<T>(
+  context: vscode.ExtensionContext,
   deps: ModelCommandDeps,
   title: string,
-  target: { repo: string; revision: string; endpoint: string },
-  work: (signal: AbortSignal, report: (pct: number | undefined, message: string) => void) => Promise<T>,
+  target: { repo: string; revision: string },
+  hub: HubAccess,
+  work: (transfer: Transfer, report: (pct: number | undefined, message: string) => void) => Promise<T>,
 ): Promise<T | undefined> {
+  const { repo, revision } = target;
   try {
-    return await cancellableProgress(title, work);
+    return await cancellableProgress(title, (signal, report) =>
+      work(
+        {
+          repo,
+          revision,
+          ...hub,
+          transport: proxySettings(),
+          storageDir: storageDir(context),
+          signal,
+          progressIntervalMs: 250,
+          log: (m) => deps.log.warn(`download ${repo}: ${m}`),
+        },
+        report,
+      ),
+    );
   } catch (e) {
-    await reportError(deps, target.repo, target.revision, target.endpoint, e);
+    await reportError(deps, repo, revision, hub.endpoint, e);
     return undefined;
   }
 }

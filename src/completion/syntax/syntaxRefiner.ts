@@ -194,20 +194,7 @@ export class SyntaxRefiner {
    * an error); never throws. The tree is freed after `use` returns.
    */
   inspect<T>(text: string, w: SyntaxWindow, use: (root: Node, insStart: number, blocks: ReadonlySet<string>) => T, timeoutMs = this.parseTimeoutMs): T | null {
-    const ready = this.readyWindow(text, w, timeoutMs);
-    if (!ready) return null;
-    try {
-      const after = this.parseAfter(ready.g.parser!, ready.g.spec, w, ready.before, text);
-      if (!after) return null;
-      try {
-        return use(after.tree.rootNode, w.prefix.length + w.linePrefix.length, ready.g.spec.blocks);
-      } finally {
-        after.tree.delete();
-      }
-    } catch (err) {
-      this.logOnce(`${w.languageId}:error`, `syntax: ${w.languageId}: ${err instanceof Error ? err.message : String(err)}; results pass unchecked`);
-      return null;
-    }
+    return this.withInserted(text, w, timeoutMs, (g, _before, after) => use(after.tree.rootNode, w.prefix.length + w.linePrefix.length, g.spec.blocks));
   }
 
   /**
@@ -215,16 +202,23 @@ export class SyntaxRefiner {
    * drops suggestions by; null when nothing is parsed. Never throws.
    */
   addsErrors(text: string, w: SyntaxWindow, timeoutMs = this.parseTimeoutMs): boolean | null {
+    return this.withInserted(text, w, timeoutMs, (_g, before, after) => {
+      const outcome = this.lastOutcome;
+      const ok = this.verdict(text, text, before, after, { start: w.prefix.length + w.linePrefix.length, length: text.length }) !== null;
+      this.lastOutcome = outcome;
+      return !ok;
+    });
+  }
+
+  /** Calls `use` with the window parsed before and after inserting `text`; null when nothing is parsed. Never throws; frees the tree. */
+  private withInserted<T>(text: string, w: SyntaxWindow, timeoutMs: number, use: (g: GrammarState, before: Parsed, after: After) => T): T | null {
     const ready = this.readyWindow(text, w, timeoutMs);
     if (!ready) return null;
     try {
-      const after = this.parseAfter(ready.g.parser!, ready.g.spec, w, ready.before, text);
+      const after = this.parseAfter(ready.g.parser!, ready.g.spec, w, ready.before, text, timeoutMs);
       if (!after) return null;
       try {
-        const outcome = this.lastOutcome;
-        const ok = this.verdict(text, text, ready.before, after, { start: w.prefix.length + w.linePrefix.length, length: text.length }) !== null;
-        this.lastOutcome = outcome;
-        return !ok;
+        return use(ready.g, ready.before, after);
       } finally {
         after.tree.delete();
       }
