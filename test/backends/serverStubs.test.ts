@@ -11,7 +11,7 @@ import { ALTERNATIVE_MIN_TEMPERATURE, ServerGenerator } from '../../src/servers/
 import { retryAfterMs, ServerError } from '../../src/servers/serverErrors';
 import { HealthCheckedGenerator } from '../../src/servers/healthCheckedGenerator';
 import { ServerHealth } from '../../src/servers/serverHealth';
-import { bodyOf, sse, stubServer } from './stubServers';
+import { bodyOf, floodServer, refusedUrl, sse, stubServer } from './stubServers';
 
 const infill = { prefix: 'def add(a, b):\n', suffix: '\n', middle: '    return ', extra: [] };
 
@@ -208,16 +208,7 @@ test('401, 404, a cut stream, a line that is not JSON, an endless line, a refuse
     }
   }
   // A server that streams one endless line: stopped at the line cap, long before the timeout.
-  const flood = await stubServer((_req, res) => {
-    res.writeHead(200);
-    const chunk = 'x'.repeat(64 * 1024);
-    const pump = () => {
-      while (res.write(chunk)) if (res.writableLength > 1 << 22) break;
-      if (!res.destroyed) setTimeout(pump, 1);
-    };
-    res.on('close', () => res.destroy());
-    pump();
-  });
+  const flood = await floodServer();
   try {
     const t0 = performance.now();
     await assert.rejects(new ServerGenerator({ kind: 'openai', url: flood.url, timeoutMs: 20_000 }).generate('p', {}), /line longer than/);
@@ -225,10 +216,7 @@ test('401, 404, a cut stream, a line that is not JSON, an endless line, a refuse
   } finally {
     await flood.close();
   }
-  const closed = await stubServer(() => undefined);
-  const url = closed.url;
-  await closed.close();
-  await assert.rejects(new ServerGenerator({ kind: 'openai', url, timeoutMs: 2000 }).generate('p', {}), /nothing listens there/);
+  await assert.rejects(new ServerGenerator({ kind: 'openai', url: await refusedUrl(), timeoutMs: 2000 }).generate('p', {}), /nothing listens there/);
 });
 
 /** llama.cpp's streamed pieces: one token of completion `index`, and the end of one. */
@@ -543,28 +531,25 @@ test('warm fails as generate does: the same ServerError', async () => {
   } finally {
     await srv.close();
   }
-  // A server that streams one endless line: stopped at the line cap, long before the timeout.
-  const flood = await stubServer((_req, res) => {
-    res.writeHead(200);
-    const chunk = 'x'.repeat(64 * 1024);
-    const pump = () => {
-      while (res.write(chunk)) if (res.writableLength > 1 << 22) break;
-      if (!res.destroyed) setTimeout(pump, 1);
-    };
-    res.on('close', () => res.destroy());
-    pump();
-  });
+  // A server that never stops answering: warm reads the answer whole (it is not streamed), with no cap on its
+  // size, so the timeout is what ends it, with the same retryable ServerError a silent server gets.
+  const flood = await floodServer();
   try {
-    const t0 = performance.now();
-    await assert.rejects(new ServerGenerator({ kind: 'openai', url: flood.url, timeoutMs: 20_000 }).generate('p', {}), /line longer than/);
-    assert.ok(performance.now() - t0 < 10_000);
+    for (const kind of ['llama.cpp', 'openai', 'ollama'] as const) {
+      const t0 = performance.now();
+      await assert.rejects(
+        new ServerGenerator({ kind, url: flood.url, model: 'm', timeoutMs: 1000 }).warm('p', { infill }),
+        (e: unknown) => e instanceof ServerError && e.retryable && /gave no complete answer within 1000 ms/.test(e.message),
+        kind,
+      );
+      const ms = performance.now() - t0;
+      assert.ok(ms >= 900 && ms < 4000, `${kind}: ${Math.round(ms)} ms`);
+    }
+    assert.deepEqual(flood.paths, ['/infill', '/v1/completions', '/api/generate'], 'each warm-up reached the server');
   } finally {
     await flood.close();
   }
-  const closed = await stubServer(() => undefined);
-  const url = closed.url;
-  await closed.close();
-  await assert.rejects(new ServerGenerator({ kind: 'ollama', url, timeoutMs: 2000 }).warm('p'), /nothing listens there/);
+  await assert.rejects(new ServerGenerator({ kind: 'ollama', url: await refusedUrl(), timeoutMs: 2000 }).warm('p'), /nothing listens there/);
 });
 
 test('a server that ignores max_tokens is cut off by the client at a bound on characters per token', async () => {

@@ -42,3 +42,24 @@ export async function stubServer(handler: http.RequestListener): Promise<{ url: 
 
 /** One Server-Sent Events line. */
 export const sse = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`;
+
+/** A server that answers 200 and then streams one endless line (no newline ever) as fast as the client reads. */
+export function floodServer(): ReturnType<typeof stubServer> {
+  return stubServer((_req, res) => {
+    res.writeHead(200);
+    const chunk = 'x'.repeat(64 * 1024);
+    const pump = () => {
+      while (res.write(chunk)) if (res.writableLength > 1 << 22) break;
+      if (!res.destroyed) setTimeout(pump, 1);
+    };
+    res.on('close', () => res.destroy());
+    pump();
+  });
+}
+
+/** The URL of a port nothing listens on (a stub server's, just closed). */
+export async function refusedUrl(): Promise<string> {
+  const closed = await stubServer(() => undefined);
+  await closed.close();
+  return closed.url;
+}
