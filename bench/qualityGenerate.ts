@@ -45,7 +45,16 @@ export interface HeldOutFunction {
   body: string;
 }
 
-const FUNCTION_TYPES = new Set(['function_definition', 'function_declaration', 'method_definition', 'generator_function_declaration', 'function_expression']);
+const FUNCTION_TYPES = new Set([
+  'function_definition',
+  'function_declaration',
+  'method_definition',
+  'generator_function_declaration',
+  'function_expression',
+  'arrow_function',
+]);
+/** What holds a JS/TS function as a statement, for the doc comment above it: `export`, `const f = () => {}`. */
+const HOLDER_TYPES = new Set(['export_statement', 'variable_declarator', 'lexical_declaration', 'variable_declaration']);
 /** Bodies the eval asks for: 1-30 lines, at most 1,500 characters (the generate preset's 256 tokens hold about 700). */
 const MAX_BODY_LINES = 30;
 const MAX_BODY_CHARS = 1500;
@@ -63,15 +72,19 @@ function* walk(n: Node): Generator<Node> {
   for (const c of n.children) if (c) yield* walk(c);
 }
 
-/** The functions of a file that have a docstring (Python) or a `/** ... *\/` comment right above (JS/TS). */
+/**
+ * The functions of a file that have a docstring (Python) or a `/** ... *\/` comment right above (JS/TS). The eval
+ * sets hold windows of files (1,500 characters before a point, 500 after), so the text may start or end in
+ * the middle of code: a function is taken when it and its doc comment parse cleanly, whatever the rest does
+ * (the parse check compares the file with the result against the file with the author's body).
+ */
 export function functionsOf(parser: Parser, set: string, file: string, language: string, text: string): HeldOutFunction[] {
   const tree = parser.parse(text);
   if (!tree) return [];
   const out: HeldOutFunction[] = [];
   try {
-    if (tree.rootNode.hasError) return [];
     for (const fn of walk(tree.rootNode)) {
-      if (!FUNCTION_TYPES.has(fn.type)) continue;
+      if (!FUNCTION_TYPES.has(fn.type) || fn.hasError) continue;
       const body = fn.childForFieldName('body');
       if (!body) continue;
       let selStart: number;
@@ -83,7 +96,10 @@ export function functionsOf(parser: Parser, set: string, file: string, language:
         selEnd = first.endIndex;
       } else {
         if (body.type !== 'statement_block' || body.namedChildren.length === 0) continue;
-        const holder = fn.type === 'function_expression' ? null : fn.parent?.type === 'export_statement' ? fn.parent : fn;
+        let holder: Node | null = fn.type === 'function_expression' ? null : fn;
+        while (holder?.parent && HOLDER_TYPES.has(holder.parent.type)) holder = holder.parent;
+        // An arrow function is held only as a declaration's value (`const f = () => {`), not as an argument.
+        if (fn.type === 'arrow_function' && holder === fn) holder = null;
         const comment = holder?.previousSibling;
         if (comment?.type !== 'comment' || !comment.text.startsWith('/**') || text.slice(comment.endIndex, holder!.startIndex).trim() !== '') continue;
         selStart = text.lastIndexOf('\n', comment.startIndex - 1) + 1;
@@ -236,7 +252,9 @@ function endsInside(parser: Parser, text: string, insStart: number, length: numb
     while (fn && !FUNCTION_TYPES.has(fn.type)) fn = fn.parent;
     if (!fn || fn.hasError) return false;
     const insEnd = insStart + length;
-    return fn.endIndex > insStart && fn.endIndex <= insEnd && /^(?:\s|#.*|\/\/.*)*$/.test(text.slice(fn.endIndex, insEnd));
+    // After the function's end only blanks, comments and a separator (`};`: an empty statement, as the block
+    // cut keeps it on the closing line) may remain of the result.
+    return fn.endIndex > insStart && fn.endIndex <= insEnd && /^[;,]?(?:\s|#.*|\/\/.*)*$/.test(text.slice(fn.endIndex, insEnd));
   } finally {
     tree.delete();
   }

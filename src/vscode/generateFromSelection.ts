@@ -172,6 +172,7 @@ async function runOnce(
             path: vscode.workspace.asRelativePath(doc.uri, false),
             seed: run.seed,
             keepParseErrors: run.keepParseErrors,
+            indentUnit: editor.options.insertSpaces === false ? '\t' : ' '.repeat(typeof editor.options.tabSize === 'number' ? editor.options.tabSize : 4),
             signal: ac.signal,
             onText: (soFar) => {
               progress.report({ message: `${soFar.split('\n').length} lines` });

@@ -8,6 +8,8 @@
 //      the function: indented under the def, not a copy of it, and using its parameter
 //   5. a known-bad case (a second file, its cursor in the middle of an unfinished prose comment): no ghost
 //      text appears, and Show Stats counts a suggestion held back by the confidence gate
+//   6. Generate from Selection on a method in the middle of a class with code after it (generateStep.js):
+//      the result is reviewed as a diff, inserted, and ends where the method ends
 // Not a `node --test` file (no .test.js suffix): run it with `node test/e2e/browser.e2e.js`.
 // Options: --vsix <file> install this package into the clean code-server profile and test it (what users
 //                       install; `npm test` passes the linux-x64 .vsix) instead of loading this folder
@@ -24,6 +26,8 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const cs = require('../../scripts/code-server');
+const { nbsp, openFile, pollFile, runCommand, sleep } = require('./ui');
+const { generateInBrowser } = require('./generateStep');
 
 /** @typedef {import('playwright-core').Page} Page */
 
@@ -58,37 +62,6 @@ function mark(name) {
   console.log(`[e2e] ${(timings[name] / 1000).toFixed(1).padStart(5)} s  ${name}`);
 }
 
-/** @param {number} ms */
-function sleep(ms) {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-/**
- * @param {string} file
- * @param {(text: string) => boolean} predicate
- * @param {number} timeoutMs
- * @returns {Promise<string | null>} the file's text once predicate holds; null after timeoutMs
- */
-async function pollFile(file, predicate, timeoutMs) {
-  const end = Date.now() + timeoutMs;
-  let text = '';
-  for (;;) {
-    try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch {
-      text = '';
-    }
-    if (predicate(text)) return text;
-    if (Date.now() > end) return null;
-    await sleep(100);
-  }
-}
-
-/** @param {string} s */
-function nbsp(s) {
-  return s.replace(/\u00a0/g, ' ');
-}
-
 /** @param {Page} page */
 async function ghostText(page) {
   const r = await page.evaluate(() => {
@@ -107,29 +80,6 @@ async function ghostText(page) {
   });
   if (process.env.GHOSTLINE_E2E_DEBUG) console.log(r.html);
   return { inline: nbsp(r.inline), blocks: nbsp(r.blocks) };
-}
-
-/**
- * @param {Page} page
- * @param {string} name
- */
-async function openFile(page, name) {
-  const row = page.locator(`.explorer-folders-view .monaco-list-row[aria-label="${name}"]`);
-  try {
-    await row.waitFor({ timeout: 15_000 });
-    await row.dblclick();
-  } catch {
-    // Fall back to Quick Open.
-    await page.keyboard.press('Control+P');
-    await page.keyboard.type(name);
-    await sleep(500);
-    await page.keyboard.press('Enter');
-  }
-  await page.locator(`.tab[aria-label*="${name}"], .tab[data-resource-name="${name}"]`).first().waitFor({ timeout: 15_000 });
-  await page
-    .locator('.editor-instance .monaco-editor textarea, .editor-instance .monaco-editor .native-edit-context')
-    .first()
-    .waitFor({ state: 'attached', timeout: 15_000 });
 }
 
 /**
@@ -188,10 +138,7 @@ async function knownBadShowsNothing(page, workspace) {
 async function heldBackCount(page) {
   const toasts = page.locator('.notifications-toasts .notification-list-item-message', { hasText: 'held back' });
   const n = await toasts.count();
-  await page.keyboard.press('F1');
-  await page.keyboard.type('Ghostline: Show Stats');
-  await sleep(500);
-  await page.keyboard.press('Enter');
+  await runCommand(page, 'Ghostline: Show Stats');
   const end = Date.now() + 10_000;
   while ((await toasts.count()) <= n) {
     if (Date.now() > end) throw new Error('Ghostline: Show Stats showed no message');
@@ -227,7 +174,7 @@ function assertRunsFromPackage(server) {
 
 async function main() {
   fs.mkdirSync(RESULTS, { recursive: true });
-  for (const f of ['e2e-ghost-text.png', 'e2e-accepted.png', 'e2e-failure.png']) fs.rmSync(path.join(RESULTS, f), { force: true });
+  for (const f of ['e2e-ghost-text.png', 'e2e-accepted.png', 'e2e-generate-review.png', 'e2e-failure.png']) fs.rmSync(path.join(RESULTS, f), { force: true });
 
   if (VSIX && !fs.existsSync(VSIX)) throw new Error(`--vsix ${VSIX}: no such file (npm run package)`);
   const server = await cs.startCodeServer({
@@ -354,6 +301,7 @@ async function main() {
       assertSensibleBody(saved.slice(HEADER.length));
       mark('the accepted text is a sensible body for the function');
       await knownBadShowsNothing(page, workspace);
+      await generateInBrowser(page, workspace, mark, path.join(RESULTS, 'e2e-generate-review.png'));
     }
     return 0;
   } catch (err) {

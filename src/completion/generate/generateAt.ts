@@ -8,7 +8,10 @@ import type { GeneratePreset } from '../presets';
 import { buildPrompt } from '../prompt/buildPrompt';
 import type { FimTemplate } from '../prompt/fimTemplates';
 import type { SyntaxRefiner, SyntaxWindow } from '../syntax/syntaxRefiner';
+import { checkWindow } from '../syntax/syntaxWindow';
 import type { TextSource } from '../types';
+import { insertAt } from '../textOverlay';
+import { bodyLead } from './bodyLead';
 import { type GeneratePlan, planGeneration, type SelectionRange } from './plan';
 import { type ProcessedResult, processGenerated } from './rules/pipeline';
 import { syntaxProbe } from './syntaxProbe';
@@ -40,13 +43,15 @@ export interface GenerateRequest {
   /** Keep a result that adds parse errors (the review's "Insert anyway"). */
   keepParseErrors?: boolean;
   signal?: AbortSignal;
+  /** One level of indentation where the file shows none (the editor's tab size and spaces setting); 4 spaces when absent. */
+  indentUnit?: string;
   /** The model's text so far, as it streams (before the rules: the review shows it growing). */
   onText?: (soFar: string) => void;
 }
 
 export interface GenerateOutcome extends ProcessedResult {
   plan: GeneratePlan;
-  /** The model's text. */
+  /** The model's text, after the body lead (bodyLead.ts) when there is one. */
   raw: string;
   finishReason: FinishReason;
   stats: GenerationStats;
@@ -69,33 +74,41 @@ export async function generateAt(inputs: GenerateInputs, req: GenerateRequest, n
   inputs.syntax?.prepare(req.languageId);
   const fit = fitBudget(inputs.budget, template?.fileHeader ? inputs.extraContextChars : 0, inputs.contextTokens, preset.maxNewTokens, inputs.charsPerToken);
   const ctx = documentContext(req.doc, plan.insertAt, fit.budget);
-  const extra = fit.extraChars > 0 && inputs.ring ? inputs.ring.select(fit.extraChars, req.path, ctx.prefix.slice(-2000) + ctx.suffix.slice(0, 1000)) : [];
-  const built = buildPrompt(ctx, template, extra, req.path);
+  // The prompt is asked at the body's start when the plan knows where that is (bodyLead.ts); the rules and the
+  // review see the lead as the result's first characters, inserted at the plan's point like the rest.
+  const lead = bodyLead(req.doc, plan, req.indentUnit);
+  const led = lead ? insertAt(req.doc, plan.insertAt, lead) : null;
+  const promptCtx = led ? documentContext(led.doc, led.cursor, fit.budget) : ctx;
+  const extra =
+    fit.extraChars > 0 && inputs.ring ? inputs.ring.select(fit.extraChars, req.path, promptCtx.prefix.slice(-2000) + promptCtx.suffix.slice(0, 1000)) : [];
+  const built = buildPrompt(promptCtx, template, extra, req.path);
   const options: Partial<DecodeOptions> = {
     ...preset,
     stop: [...preset.stop, ...(template?.stopTokens ?? [])],
     // After a non-blank insertion line the result starts on the next line: that empty first line is not counted.
-    maxLines: preset.maxLines > 0 && ctx.linePrefix.trim() !== '' ? preset.maxLines + 1 : preset.maxLines,
+    maxLines: preset.maxLines > 0 && promptCtx.linePrefix.trim() !== '' ? preset.maxLines + 1 : preset.maxLines,
     seed: req.seed ?? preset.seed,
   };
-  let soFar = '';
+  let soFar = lead;
   let firstLineMs: number | null = null;
   const r = await inputs.generator.generate(built.prompt, options, {
     signal: req.signal,
-    infill: { prefix: ctx.prefix, suffix: ctx.lineSuffix + ctx.suffix, middle: ctx.linePrefix, extra },
+    infill: { prefix: promptCtx.prefix, suffix: promptCtx.lineSuffix + promptCtx.suffix, middle: promptCtx.linePrefix, extra },
     onText: (d) => {
       soFar += d;
-      if (firstLineMs === null && /\S[^\n]*\n/.test(soFar)) firstLineMs = now() - t0;
+      if (firstLineMs === null && /\S[^\n]*\n/.test(soFar.slice(lead.length))) firstLineMs = now() - t0;
       req.onText?.(soFar);
     },
   });
-  const window: SyntaxWindow = { languageId: req.languageId, prefix: ctx.prefix, linePrefix: ctx.linePrefix, lineSuffix: ctx.lineSuffix, suffix: ctx.suffix };
+  // Tree-sitter judges the result in the inline checks' wider window, which starts at a top-level line: the
+  // prompt's window may start inside a docstring or a class, where the block the result is in cannot be found.
+  const window = checkWindow(req.doc, plan.insertAt, ctx, req.languageId).window;
   // The grammar loads lazily; the generation took longer than loading it, but a first use may still wait here.
   if (inputs.syntax) await inputs.syntax.ready(req.languageId);
   const processed =
     r.finishReason === 'cancelled'
       ? { text: null, droppedBy: 'cancelled', beforeDrop: null }
-      : processGenerated(r.text, {
+      : processGenerated(lead + r.text, {
           above: ctx.prefix + ctx.linePrefix,
           below: ctx.lineSuffix + ctx.suffix,
           indent: ctx.indent,
@@ -103,5 +116,5 @@ export async function generateAt(inputs: GenerateInputs, req: GenerateRequest, n
           syntax: syntaxProbe(inputs.syntax, window),
           keepParseErrors: req.keepParseErrors ?? false,
         });
-  return { ...processed, plan, raw: r.text, finishReason: r.finishReason, stats: r.stats, firstLineMs, totalMs: now() - t0, window };
+  return { ...processed, plan, raw: lead + r.text, finishReason: r.finishReason, stats: r.stats, firstLineMs, totalMs: now() - t0, window };
 }
