@@ -21,7 +21,7 @@ export interface PromptTokenizer {
  * - a server backend without local fallback never starts the worker, and a worker busy with a local
  *   generation would answer a tokenize request only after it: the host needs the ids on every keystroke;
  * - encoding is synchronous: about 10 ms for a 7,900-character prompt on a 2-core machine (the default
- *   context budget is smaller; test/backends/tokenizerCheck.test.ts), against an IPC round trip that waits
+ *   context budget is smaller; test/servers/tokenizerCheck.test.ts), against an IPC round trip that waits
  *   behind any local generation; tokenizer.json is small next to a model (0.1 MB here, 7 MB for Qwen2.5-Coder).
  * Throws when the folder has no readable tokenizer.json.
  */

@@ -6,7 +6,7 @@ import { type DecodeOptions, resolveDecodeOptions } from '../engine/shared/decod
 import { type Prompt, promptText } from '../engine/shared/prompt';
 import type { FinishReason, GenerateResult, GenerationStats, Sequence } from '../engine/shared/types';
 import { connectionError, httpError, ServerError } from './serverErrors';
-import { streamPayloads } from './streamLines';
+import { drainCapped, streamPayloads } from './streamLines';
 import type { PromptTokenizer } from './promptTokenizer';
 import { type Chunk, PROTOCOLS, type RequestInput } from './protocols';
 import type { ServerOptions } from './serverOptions';
@@ -121,7 +121,7 @@ export class ServerGenerator implements Generator {
     const input = this.input(prompt, hooks);
     const request = PROTOCOLS[this.opts.kind].warm(input);
     try {
-      await this.post(request.path, request.body, hooks.signal, (res) => res.text());
+      await this.post(request.path, request.body, hooks.signal, (res) => drainCapped(res.body));
     } catch (err) {
       if (!this.fallBackToOwnPrompt(input, err)) throw err;
       await this.warm(prompt, hooks);

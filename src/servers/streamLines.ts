@@ -28,6 +28,19 @@ export async function* streamPayloads(body: AsyncIterable<Uint8Array>, format: '
   }
 }
 
+/**
+ * Reads a body that is not streamed (a warm-up's answer) to its end and discards it, failing once it passes
+ * `maxBytes`: a broken or hostile server that never stops answering must not fill the extension host's memory.
+ */
+export async function drainCapped(body: AsyncIterable<Uint8Array> | null, maxBytes = MAX_LINE_CHARS): Promise<void> {
+  if (!body) return;
+  let bytes = 0;
+  for await (const chunk of body) {
+    bytes += chunk.byteLength;
+    if (bytes > maxBytes) throw new ServerProtocolError(`the server sent more than ${maxBytes} bytes in answer to a warm-up`);
+  }
+}
+
 const DONE = Symbol('done');
 const SKIP = Symbol('skip');
 

@@ -20,7 +20,7 @@ test('package.json settings agree with the schema and the presets (defaults, bou
   }
   assert.equal(props['ghostline.inline.temperature'].default, INLINE_PRESET.temperature);
   assert.equal(props['ghostline.generate.maxNewTokens'].default, GENERATE_PRESET.maxNewTokens);
-  // The server settings have their own table and test (test/backends/serverSettings.test.ts).
+  // The server settings have their own table and test (test/servers/serverSettings.test.ts).
   const declared = Object.keys(props).filter(
     (k) =>
       !['ghostline.enable', 'ghostline.languages', 'ghostline.modelPath', 'ghostline.modelFile', 'ghostline.hub.endpoint'].includes(k) &&

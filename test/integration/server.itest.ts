@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GhostlineApi } from '../../src/extension';
-import { stubServer } from '../backends/stubServers';
+import { stubServer } from '../servers/stubServers';
 import { activeApi, EXTENSION_ID, generateWithSeeds, openAt, triggerAndAccept, workspaceFolder } from './editorHelpers';
 import { after, assert, before, test, waitFor } from './harness';
 

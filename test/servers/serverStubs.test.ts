@@ -531,19 +531,16 @@ test('warm fails as generate does: the same ServerError', async () => {
   } finally {
     await srv.close();
   }
-  // A server that never stops answering: warm reads the answer whole (it is not streamed), with no cap on its
-  // size, so the timeout is what ends it, with the same retryable ServerError a silent server gets.
+  // A server that never stops answering: warm's answer is read and discarded up to a cap (1 MiB), so a flood
+  // ends with a protocol error long before the timeout, whatever the protocol.
   const flood = await floodServer();
   try {
     for (const kind of ['llama.cpp', 'openai', 'ollama'] as const) {
-      const t0 = performance.now();
       await assert.rejects(
-        new ServerGenerator({ kind, url: flood.url, model: 'm', timeoutMs: 1000 }).warm('p', { infill }),
-        (e: unknown) => e instanceof ServerError && e.retryable && /gave no complete answer within 1000 ms/.test(e.message),
+        new ServerGenerator({ kind, url: flood.url, model: 'm', timeoutMs: 60_000 }).warm('p', { infill }),
+        /the server sent more than 1048576 bytes in answer to a warm-up/,
         kind,
       );
-      const ms = performance.now() - t0;
-      assert.ok(ms >= 900 && ms < 4000, `${kind}: ${Math.round(ms)} ms`);
     }
     assert.deepEqual(flood.paths, ['/infill', '/v1/completions', '/api/generate'], 'each warm-up reached the server');
   } finally {
