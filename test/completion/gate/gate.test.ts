@@ -14,6 +14,7 @@ import { readCalibration } from '../../../src/completion/gate/readCalibration';
 import { pickFimTemplate } from '../../../src/completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../../../src/completion/settings';
 import { FakeGenerator } from '../fakeGenerator';
+import type { CompletionSettings } from '../../../src/completion/types';
 
 test('features: the first line with code is scored by its own tokens, the cursor shape by the context', () => {
   // A block suggestion: "\n" (certain) then "    return a" (two tokens), then a second line.
@@ -127,16 +128,24 @@ const request = (text: string, explicit = false) => ({
   explicit,
 });
 
-test('the pipeline hides a suggestion below minConfidence, and an explicit trigger shows it anyway', async () => {
-  const settings = { ...defaultCompletionSettings(), prefetch: false, minConfidence: 0.5 };
-  const run = async (logprob: number) => {
-    const gen = new FakeGenerator(() => 'foo(1)', logprob);
-    const svc = new CompletionService(
+/** The pipeline over a generator that always answers `foo(1)` at `logprob` per token, gated by the test calibration. */
+function calibrated(logprob: number, settings: CompletionSettings): { gen: FakeGenerator; svc: CompletionService } {
+  const gen = new FakeGenerator(() => 'foo(1)', logprob);
+  return {
+    gen,
+    svc: new CompletionService(
       gen,
       () => template,
       () => settings,
       () => ({ contextTokens: 1024, calibration: cal() }),
-    );
+    ),
+  };
+}
+
+test('the pipeline hides a suggestion below minConfidence, and an explicit trigger shows it anyway', async () => {
+  const settings = { ...defaultCompletionSettings(), prefetch: false, minConfidence: 0.5 };
+  const run = async (logprob: number) => {
+    const { gen, svc } = calibrated(logprob, settings);
     return { svc, gen, out: await svc.complete(request('x = ')) };
   };
   const sure = await run(-0.05);
@@ -174,13 +183,7 @@ test('no prefetch after a suggestion the gate held back (it will not be accepted
     [-3, 1],
     [-0.05, 2],
   ] as const) {
-    const gen = new FakeGenerator(() => 'foo(1)', logprob);
-    const svc = new CompletionService(
-      gen,
-      () => template,
-      () => settings,
-      () => ({ contextTokens: 1024, calibration: cal() }),
-    );
+    const { gen, svc } = calibrated(logprob, settings);
     await svc.complete(request('x = '));
     await svc.idle();
     assert.equal(gen.calls.length, calls, `logprob ${logprob}`);

@@ -8,8 +8,9 @@ import type { GenerateRuleContext } from '../../../src/completion/generate/rules
 import { syntaxProbe } from '../../../src/completion/generate/syntaxProbe';
 import { leadingWhitespace, textSource } from '../../../src/completion/context/documentContext';
 import type { FinishReason } from '../../../src/engine/shared/types';
-import { SyntaxRefiner, type SyntaxWindow } from '../../../src/completion/syntax/syntaxRefiner';
+import { SyntaxRefiner } from '../../../src/completion/syntax/syntaxRefiner';
 import { ROOT } from '../../helpers';
+import { windowAt } from '../syntax/windowAt';
 
 /**
  * One golden case of a Generate from Selection rule: the document with the insertion point at █ (lines),
@@ -27,7 +28,6 @@ interface GoldenCase {
 }
 
 const GOLDEN = path.join(ROOT, 'test', 'completion', 'generate', 'golden');
-const CURSOR = '█';
 // A generous parse timeout: a golden answer must not depend on how busy the machine is.
 const refiner = new SyntaxRefiner({ parseTimeoutMs: 2000 });
 const LANGUAGES = ['python', 'typescript', 'javascript'];
@@ -36,22 +36,6 @@ before(async () => {
   for (const id of LANGUAGES) assert.equal(await refiner.ready(id), true, `grammar for ${id}`);
 });
 after(() => refiner.dispose());
-
-function windowAt(languageId: string, doc: string): SyntaxWindow {
-  const at = doc.indexOf(CURSOR);
-  assert.ok(at >= 0 && doc.indexOf(CURSOR, at + 1) < 0, 'one insertion mark');
-  const head = doc.slice(0, at);
-  const tail = doc.slice(at + CURSOR.length);
-  const lineStart = head.lastIndexOf('\n') + 1;
-  const lineEnd = tail.indexOf('\n');
-  return {
-    languageId,
-    prefix: head.slice(0, lineStart),
-    linePrefix: head.slice(lineStart),
-    lineSuffix: lineEnd < 0 ? tail : tail.slice(0, lineEnd),
-    suffix: lineEnd < 0 ? '' : tail.slice(lineEnd),
-  };
-}
 
 function contextOf(c: GoldenCase): GenerateRuleContext {
   const w = windowAt(c.languageId ?? 'plaintext', c.doc.join('\n'));

@@ -10,6 +10,7 @@ import grammars from '../../../src/completion/syntax/grammars.json';
 import { grammarFor, SUPPORTED_LANGUAGE_IDS } from '../../../src/completion/syntax/languages';
 import { SyntaxRefiner, type SyntaxWindow } from '../../../src/completion/syntax/syntaxRefiner';
 import { ROOT } from '../../helpers';
+import { windowAt } from './windowAt';
 
 /** One golden case: `doc` lines with the cursor at █, the suggestion and what refine() returns (null: dropped). */
 interface GoldenCase {
@@ -22,24 +23,6 @@ interface GoldenCase {
 }
 
 const GOLDEN = path.join(ROOT, 'test', 'completion', 'syntax', 'golden');
-const CURSOR = '█';
-
-/** The window of a document with one █: everything around the cursor, as the completion service cuts it. */
-export function windowAt(languageId: string, doc: string): SyntaxWindow {
-  const at = doc.indexOf(CURSOR);
-  assert.ok(at >= 0 && doc.indexOf(CURSOR, at + 1) < 0, 'one cursor mark');
-  const head = doc.slice(0, at);
-  const tail = doc.slice(at + CURSOR.length);
-  const lineStart = head.lastIndexOf('\n') + 1;
-  const lineEnd = tail.indexOf('\n');
-  return {
-    languageId,
-    prefix: head.slice(0, lineStart),
-    linePrefix: head.slice(lineStart),
-    lineSuffix: lineEnd < 0 ? tail : tail.slice(0, lineEnd),
-    suffix: lineEnd < 0 ? '' : tail.slice(lineEnd),
-  };
-}
 
 const logs: string[] = [];
 const refiner = new SyntaxRefiner({ log: (l) => logs.push(l) });
