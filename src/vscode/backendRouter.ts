@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { HealthCheckedGenerator } from '../servers/healthCheckedGenerator';
 import { readCaFile, type ServerFetch, serverFetch } from '../net/httpTransport';
+import { probeFimMarkers } from '../servers/fimProbe';
 import { probeServer } from '../servers/probeServer';
 import { ServerGenerator } from '../servers/serverGenerator';
 import { ServerHealth } from '../servers/serverHealth';
@@ -200,6 +201,15 @@ export class BackendRouter implements vscode.Disposable {
         this.d.status.setWarning(tokens.check.message);
       } else this.d.log.info(`${label}: ${tokens.check.message}`);
       const ownPrompt = settings.backend === 'openai' || servers[0].sendsOwnPrompt;
+      // Our FIM prompt as text: the served model must have its markers as tokens (with ids they were compared above).
+      if (ownPrompt && template && !servers[0].sendsTokenIds && settings.backend !== 'ollama' && tokens.check.verdict !== 'differs') {
+        const fim = await probeFimMarkers({ ...opts, timeoutMs: Math.min(settings.timeoutMs, 10_000) }, template);
+        if (gen !== this.generation) return;
+        if (fim.verdict === 'missing') {
+          this.d.log.warn(`${label}: ${fim.message}`);
+          this.d.status.setWarning(fim.message);
+        } else this.d.log.info(`${label}: ${fim.message}`);
+      }
       const ids = servers[0].sendsTokenIds ? ' as token ids' : '';
       const fim = ownPrompt ? `${template?.family ?? 'none (prefix-only prompts)'}${ids}` : "the server's own template";
       this.d.log.info(

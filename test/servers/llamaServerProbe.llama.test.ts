@@ -1,11 +1,16 @@
 /**
  * Connecting to a real llama-server (scripts/llama-server.js) with an API key: /props gives the per-slot
- * context the prompt must fit, /v1/models the served name, and a missing key is one clear message.
+ * context the prompt must fit, /v1/models the served name, a missing key is one clear message, and the FIM
+ * probe tells the served model's markers from another family's.
  */
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
+import { fimTemplateForFamily, pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
+import { defaultModelDir } from '../../src/engine/host/defaultModel';
+import { probeFimMarkers } from '../../src/servers/fimProbe';
 import { probeServer } from '../../src/servers/probeServer';
+import { loadPromptTokenizer } from '../../src/servers/promptTokenizer';
 import { ROOT } from '../helpers';
 
 const { startLlamaServer } = require(path.join(ROOT, 'scripts', 'llama-server.js')) as {
@@ -32,4 +37,15 @@ test('openai: /v1/models on llama-server lists the alias; another name is refuse
 test('no key or a wrong key: the server refuses it, and the message says how to set one', async () => {
   await assert.rejects(probeServer({ kind: 'llama.cpp', url: server.url, timeoutMs: 5000 }), /401.*refused the API key.*Set Server Key/);
   await assert.rejects(probeServer({ kind: 'llama.cpp', url: server.url, apiKey: 'wrong', timeoutMs: 5000 }), /401/);
+});
+
+test("FIM probe: the served default model has its own family's markers as tokens, and not another family's", async () => {
+  const o = { kind: 'openai' as const, url: `${server.url}/v1`, model: 'team-model', apiKey: 'k-123', timeoutMs: 5000 };
+  const own = pickFimTemplate(Object.fromEntries(loadPromptTokenizer(defaultModelDir(ROOT)).addedTokens));
+  assert.ok(own, 'the default model has FIM markers');
+  assert.equal((await probeFimMarkers(o, own)).verdict, 'ok');
+  const other = fimTemplateForFamily(own.family === 'qwen2.5-coder' ? 'deepseek-coder' : 'qwen2.5-coder')!;
+  const missing = await probeFimMarkers(o, other);
+  assert.equal(missing.verdict, 'missing');
+  assert.match(missing.message, /has no .*fim.* token.*ghostline\.server\.promptFormat/);
 });
