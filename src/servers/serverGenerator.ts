@@ -8,6 +8,7 @@ import type { FinishReason, GenerateResult, GenerationStats, Sequence } from '..
 import { connectionError, httpError, ServerError } from './serverErrors';
 import { drainCapped, streamPayloads } from './streamLines';
 import type { PromptTokenizer } from './promptTokenizer';
+import { HealedPrefix, planServerHealing } from './serverHealing';
 import { type Chunk, PROTOCOLS, type RequestInput } from './protocols';
 import type { ServerOptions } from './serverOptions';
 
@@ -43,6 +44,9 @@ interface Batch {
   n: number;
   opts: DecodeOptions;
 }
+
+/** A request's input before the decode options, and the text held back for token healing (serverHealing.ts). */
+type ServerInput = Omit<RequestInput, 'opts'> & { healed?: string };
 
 /** One completion as read: its sequence and the server's numbers for it. */
 interface Lane {
@@ -88,7 +92,7 @@ export class ServerGenerator implements Generator {
     if (hooks.signal?.aborted) return cancelledResult();
     const t0 = this.now();
     const opts = resolveDecodeOptions(options);
-    const input = this.input(prompt, hooks);
+    const input = this.input(prompt, hooks, opts.tokenHealing);
     const batches = this.batches(opts);
     // One signal for every request: the caller's cancel, or the first request failing, ends them all.
     const stop = new AbortController();
@@ -154,9 +158,16 @@ export class ServerGenerator implements Generator {
     return this.ids !== null;
   }
 
-  private input(prompt: Prompt, hooks: BackendHooks): Omit<RequestInput, 'opts'> {
+  private input(prompt: Prompt, hooks: BackendHooks, heal = false): ServerInput {
     const ids = this.ids?.encodePrompt(prompt);
-    return { prompt: promptText(prompt), ids, infill: this.ownPrompt ? undefined : hooks.infill, model: this.opts.model };
+    const healing = heal && this.ids && ids ? planServerHealing(this.ids, prompt, ids) : null;
+    return {
+      prompt: promptText(prompt),
+      ids: healing?.ids ?? ids,
+      healed: healing?.healed,
+      infill: this.ownPrompt ? undefined : hooks.infill,
+      model: this.opts.model,
+    };
   }
 
   /**
@@ -164,7 +175,7 @@ export class ServerGenerator implements Generator {
    * seed, logprobs or stream_options, or more stop strings than it takes) may take the minimal one.
    * llama.cpp's answer to n beyond its slots is handled apart (it names the limit).
    */
-  private mayTryMinimal(input: Omit<RequestInput, 'opts'>, err: unknown): boolean {
+  private mayTryMinimal(input: ServerInput, err: unknown): boolean {
     if (this.opts.kind !== 'openai' || this.minimal || input.minimal || !(err instanceof ServerError)) return false;
     return (err.status === 400 || err.status === 422) && !/Value must be between/.test(err.message);
   }
@@ -174,7 +185,7 @@ export class ServerGenerator implements Generator {
    * the middle by the server's template: Ollama answers 400 "... does not support insert" to a `suffix`,
    * llama.cpp 501 "Infill is not supported by this model" to /infill (its GGUF has no FIM tokens).
    */
-  private fallBackToOwnPrompt(input: Omit<RequestInput, 'opts'>, err: unknown): boolean {
+  private fallBackToOwnPrompt(input: ServerInput, err: unknown): boolean {
     if (!input.infill || !(err instanceof ServerError) || !/does not support insert|infill is not supported/i.test(err.message)) return false;
     this.ownPrompt = true;
     return true;
@@ -200,10 +211,10 @@ export class ServerGenerator implements Generator {
   }
 
   /** One request's completions, in order; null when cancelled. */
-  private async run(b: Batch, input: Omit<RequestInput, 'opts'>, hooks: BackendHooks, t0: number): Promise<Lane[] | null> {
+  private async run(b: Batch, input: ServerInput, hooks: BackendHooks, t0: number): Promise<Lane[] | null> {
     const request = PROTOCOLS[this.opts.kind].request({ ...input, opts: b.opts, n: b.n, minimal: this.minimal || input.minimal });
     try {
-      return await this.post(request.path, request.body, hooks.signal, (res, abort) => this.read(res, request.stream, b, hooks, t0, abort));
+      return await this.post(request.path, request.body, hooks.signal, (res, abort) => this.read(res, request.stream, b, hooks, t0, abort, input.healed ?? ''));
     } catch (err) {
       if (this.fallBackToOwnPrompt(input, err)) return this.run(b, { ...input, infill: undefined }, hooks, t0);
       if (this.mayTryMinimal(input, err)) {
@@ -275,10 +286,21 @@ export class ServerGenerator implements Generator {
    * Reads the stream through the stop rules, each completion through its own; the request ends when every
    * completion has (a rule that fires ends its completion; the server runs that one on, unread, to its own end).
    */
-  private async read(res: Response, format: 'sse' | 'ndjson', b: Batch, hooks: BackendHooks, t0: number, abort: AbortController): Promise<Lane[]> {
+  private async read(
+    res: Response,
+    format: 'sse' | 'ndjson',
+    b: Batch,
+    hooks: BackendHooks,
+    t0: number,
+    abort: AbortController,
+    healed: string,
+  ): Promise<Lane[]> {
     const protocol = PROTOCOLS[this.opts.kind];
     const lanes = Array.from({ length: b.n }, () => ({
       stopper: new TextStopper(b.opts, t0),
+      healing: healed ? new HealedPrefix(healed) : null,
+      /** Characters of the raw stream so far (the held-back text included): the logprobs' ends are counted there. */
+      rawChars: 0,
       text: '',
       tokenLogprobs: [] as number[],
       tokenTextEnds: [] as number[],
@@ -316,14 +338,21 @@ export class ServerGenerator implements Generator {
         if (chunk.stats) lane.stats = { ...lane.stats, ...chunk.stats };
         if (lane.finish) continue;
         for (const lp of chunk.logprobs) {
+          lane.rawChars += lp.chars;
           lane.tokenLogprobs.push(lp.logprob);
-          lane.tokenTextEnds.push((lane.tokenTextEnds.at(-1) ?? 0) + lp.chars);
+          lane.tokenTextEnds.push(Math.max(0, lane.rawChars - healed.length));
         }
-        emit(lane, lane.stopper.push(chunk.text, this.now()));
-        if (lane.stopper.finishReason) lane.finish = lane.stopper.finishReason;
-        else if (chunk.done) lane.finish = chunk.finish ?? 'eos';
-        // A server that ignores max_tokens (or floods) is cut off: no token is this long.
-        else if (lane.text.length > b.opts.maxNewTokens * FLOOD_CHARS_PER_NEW_TOKEN) lane.finish = 'length';
+        const past = lane.healing ? lane.healing.push(chunk.text) : chunk.text;
+        if (past === null) {
+          // The answer did not write the held-back text first: the model went elsewhere, so there is no answer.
+          lane.finish = 'stop';
+        } else {
+          emit(lane, lane.stopper.push(past, this.now()));
+          if (lane.stopper.finishReason) lane.finish = lane.stopper.finishReason;
+          else if (chunk.done) lane.finish = chunk.finish ?? 'eos';
+          // A server that ignores max_tokens (or floods) is cut off: no token is this long.
+          else if (lane.text.length > b.opts.maxNewTokens * FLOOD_CHARS_PER_NEW_TOKEN) lane.finish = 'length';
+        }
         if (lane.finish && !chunk.done) serverEnded = false;
         if (lane.finish && --open === 0) {
           // OpenAI-compatible servers send the prompt's token count after the last completion: worth a moment.

@@ -10,6 +10,7 @@ import { serverConfigError, serverTemplate, type ServerSettings } from '../serve
 import type { CompletionService } from '../completion/completionService';
 import type { ModelTraits } from '../completion/types';
 import { GENERIC_CALIBRATION } from '../completion/gate/genericCalibration';
+import { readCalibration } from '../completion/gate/readCalibration';
 import type { Generator } from '../completion/generator';
 import type { SessionStats } from '../completion/sessionStats';
 import type { Config } from './config';
@@ -196,6 +197,13 @@ export class BackendRouter implements vscode.Disposable {
       const tokens = await setUpServerTokenizer({ ...opts, timeoutMs: Math.min(settings.timeoutMs, 10_000) }, this.d.loader.modelDir(), servers);
       if (gen !== this.generation) return;
       if (tokens.template) template = tokens.template;
+      // The served model reads the local model's own token sequences: its log-probabilities are the local
+      // model's (bench:server-quality), so the local model's calibration gates them, not the generic one.
+      if (tokens.check.verdict === 'same' || tokens.check.verdict === 'ids') {
+        const cal = readCalibration(this.d.loader.modelDir());
+        traits.calibration = cal.calibration;
+        traits.calibrationSource = `${cal.source} (the server runs the local model's tokens)`;
+      }
       if (tokens.check.verdict === 'differs') {
         this.d.log.warn(`${label}: ${tokens.check.message}`);
         this.d.status.setWarning(tokens.check.message);
@@ -214,7 +222,7 @@ export class BackendRouter implements vscode.Disposable {
       const fim = ownPrompt ? `${template?.family ?? 'none (prefix-only prompts)'}${ids}` : "the server's own template";
       this.d.log.info(
         `connected to ${label}: ${probe.models.join(', ') || 'model unknown'}, context ${traits.contextTokens} tokens, ` +
-          `FIM ${fim}${apiKey ? ', with an API key' : ''}`,
+          `FIM ${fim}, calibration ${traits.calibrationSource}${apiKey ? ', with an API key' : ''}`,
       );
       this.d.status.set('idle', label);
       void this.warm();
