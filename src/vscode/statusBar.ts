@@ -41,6 +41,11 @@ export class StatusBar implements vscode.Disposable {
     this.render();
   }
 
+  /** Whether a generation is running now (begin() not yet ended). */
+  get busy(): boolean {
+    return this.generating > 0;
+  }
+
   /** Marks a generation; the returned function ends it (call it in `finally`: never stuck on "generating"). */
   begin(): () => void {
     this.generating++;

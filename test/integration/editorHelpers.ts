@@ -39,22 +39,21 @@ export async function openAt(file: string, text: string, cursorAfter: string): P
 
 /**
  * Triggers suggestions explicitly (editor.action.inlineSuggest.trigger, as Alt+\ does, so the confidence gate
- * lets them through) and accepts the first; returns what was inserted ('' if none came). Each try waits for the
- * provider's answer (Show Stats counts it), however long the machine takes, not for a fixed time.
+ * lets them through) and accepts the first; returns what was inserted ('' if none came). Each try waits a
+ * little longer, and a request still running then (a busy machine, a worker restarting) is waited for, however
+ * long it takes: the result does not depend on the machine's speed.
  */
 export async function triggerAndAccept(editor: vscode.TextEditor, tries = 6): Promise<string> {
   const api = await activeApi();
   const before = editor.document.getText();
   for (let i = 0; i < tries; i++) {
-    const answered = api.stats.requests;
-    const failedBefore = api.status.current === 'error';
     await vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
-    const end = Date.now() + ANSWER_TIMEOUT_MS;
-    // A request that fails is not counted: the error status it sets ends the wait instead.
-    const failed = () => !failedBefore && api.status.current === 'error';
-    while (api.stats.requests === answered && !failed() && Date.now() < end) await sleep(50);
-    // The editor renders the answer's ghost text after the provider returns it.
-    await sleep(300 + i * 200);
+    await sleep(500 + i * 400);
+    const end = Date.now() + RUNNING_REQUEST_TIMEOUT_MS;
+    if (api.status.busy) {
+      while (api.status.busy && Date.now() < end) await sleep(50);
+      await sleep(200); // the editor renders the answer after the provider returns it
+    }
     await vscode.commands.executeCommand('editor.action.inlineSuggest.commit');
     const after = editor.document.getText();
     if (after !== before) return after.length > before.length ? inserted(before, after) : after;
@@ -62,8 +61,8 @@ export async function triggerAndAccept(editor: vscode.TextEditor, tries = 6): Pr
   return '';
 }
 
-/** How long one explicit trigger may take to be answered (a model loading, a busy 2-core machine). */
-const ANSWER_TIMEOUT_MS = 60_000;
+/** How long a running request is waited for at most (a model loading on a busy 2-core machine). */
+const RUNNING_REQUEST_TIMEOUT_MS = 45_000;
 
 /** The text `after` has that `before` has not, where the two first differ (an insertion). */
 export function inserted(before: string, after: string): string {

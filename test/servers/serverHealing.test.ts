@@ -26,6 +26,10 @@ test('the plan holds back the last token of a prompt that ends in text, and noth
   assert.equal(tok.decode(plan.ids) + plan.healed, tok.decode(ids));
   const empty = template.fim('def area(r):\n', '\n');
   assert.equal(planServerHealing(tok, empty, tok.encodePrompt(empty)), null, 'an empty middle ends in the FIM marker');
+  for (const end of ['    total = a +', '    print(', '    ']) {
+    const p = [...template.fim('def f(a):\n', '\n'), text(end)];
+    assert.equal(planServerHealing(tok, p, tok.encodePrompt(p)), null, `not inside a word: ${JSON.stringify(end)}`);
+  }
 });
 
 test('the held-back text is checked as it streams: split over chunks, stripped, or a mismatch', () => {
