@@ -22,7 +22,7 @@ import { editSimilarity } from './editSimilarity';
 import { exactRestOfLine, firstLine, firstWordRight, gateCurve, THRESHOLDS } from './qualityMetrics';
 import { generateReport } from './qualityGenerate';
 import { oracleReport } from './qualityOracle';
-import { median, round } from './stats';
+import { median, round, wilson } from './stats';
 
 interface Sample {
   path: string;
@@ -183,12 +183,12 @@ async function main() {
   console.log(JSON.stringify(report, null, 2));
   console.log(`\nmodel ${report.model}, calibration ${report.calibration}, min confidence ${minConfidence}`);
   console.log(
-    '\n| set | language | n | shown | precision | first word right | edit similarity | adds a parse error | precision, no gate | shown, no gate |\n|---|---|---|---|---|---|---|---|---|---|',
+    '\n| set | language | n | shown | precision (95% interval) | first word right | edit similarity | adds a parse error | precision, no gate | shown, no gate |\n|---|---|---|---|---|---|---|---|---|---|',
   );
   for (const [set, r] of Object.entries(report.sets as Record<string, { by_language: Record<string, Summary> }>))
     for (const [lang, q] of Object.entries(r.by_language))
       console.log(
-        `| ${set} | ${lang} | ${q.n} | ${pct(q.shown)} | ${pct(q.precision)} | ${pct(q.first_word_right)} | ${q.edit_similarity.toFixed(3)} | ${q.adds_parse_error} | ${pct(q.ungated.precision)} | ${pct(q.ungated.shown)} |`,
+        `| ${set} | ${lang} | ${q.n} | ${pct(q.shown)} | ${pct(q.precision)} (${pct(q.precision_95[0])}-${pct(q.precision_95[1])}) | ${pct(q.first_word_right)} | ${q.edit_similarity.toFixed(3)} | ${q.adds_parse_error} | ${pct(q.ungated.precision)} | ${pct(q.ungated.shown)} |`,
       );
 }
 
@@ -212,6 +212,8 @@ interface Summary {
   n: number;
   shown: number;
   precision: number;
+  /** The precision's 95% Wilson interval. */
+  precision_95: [number, number];
   first_word_right: number;
   edit_similarity: number;
   /** Shown suggestions whose insertion raises the parse-error count. */
@@ -228,6 +230,7 @@ function summarize(rs: GateSample[], minConfidence: number, gated: boolean): Sum
     n: rs.length,
     shown: rs.length ? round(shown.length / rs.length, 4) : 0,
     precision: share(shown, (r) => r.exact),
+    precision_95: wilson(shown.filter((r) => r.exact).length, shown.length),
     first_word_right: share(shown, (r) => r.firstWord),
     edit_similarity: shown.length ? round(shown.reduce((a, r) => a + r.similarity, 0) / shown.length, 4) : 0,
     adds_parse_error: shown.filter((r) => r.addsParseError).length,

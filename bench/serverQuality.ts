@@ -30,7 +30,7 @@ import { Engine } from '../src/engine/worker/engine';
 import { loadPromptTokenizer } from '../src/servers/promptTokenizer';
 import { ServerGenerator } from '../src/servers/serverGenerator';
 import { exactRestOfLine } from './qualityMetrics';
-import { round } from './stats';
+import { round, wilson } from './stats';
 
 interface Sample {
   path: string;
@@ -47,17 +47,6 @@ interface Outcome {
 }
 
 const LANGUAGE_IDS: Record<string, string> = { python: 'python', javascript: 'javascript', typescript: 'typescript' };
-
-/** The 95% Wilson score interval of k successes in n. */
-export function wilson(k: number, n: number): [number, number] {
-  if (n === 0) return [0, 1];
-  const z = 1.96;
-  const p = k / n;
-  const d = 1 + (z * z) / n;
-  const c = (p + (z * z) / (2 * n)) / d;
-  const h = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / d;
-  return [round(Math.max(0, c - h), 4), round(Math.min(1, c + h), 4)];
-}
 
 async function runPath(generator: Generator, traits: ModelTraits, samples: Sample[], syntax: SyntaxRefiner, template: ReturnType<typeof pickFimTemplate>) {
   // The gate is applied below from the returned confidence, so every suggestion comes back (minConfidence 0).
