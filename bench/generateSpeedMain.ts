@@ -11,18 +11,16 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { positionAt, textSource } from '../src/completion/context/documentContext';
-import { type GenerateInputs, generateAt } from '../src/completion/generate/generateAt';
+import { generateAt } from '../src/completion/generate/generateAt';
 import type { BackendHooks, Generator } from '../src/completion/generator';
 import { GENERATE_PRESET } from '../src/completion/presets';
-import { pickFimTemplate } from '../src/completion/prompt/fimTemplates';
-import { defaultCompletionSettings } from '../src/completion/settings';
 import { SyntaxRefiner } from '../src/completion/syntax/syntaxRefiner';
 import { defaultModelDir, packageRoot } from '../src/engine/host/defaultModel';
 import type { DecodeOptions } from '../src/engine/shared/decodeOptions';
 import type { Prompt } from '../src/engine/shared/prompt';
 import type { GenerateResult } from '../src/engine/shared/types';
 import { Engine } from '../src/engine/worker/engine';
-import { type HeldOutFunction, heldOutFunctions } from './qualityGenerate';
+import { generateInputsFor, type HeldOutFunction, heldOutFunctions } from './qualityGenerate';
 import { BENCH_CACHE, convertTimed, ensureQwenCheckpoint } from './qwenPath';
 import { median, percentile, round } from './stats';
 
@@ -73,17 +71,7 @@ class CountingGenerator implements Generator {
 
 async function run(engine: Engine, functions: HeldOutFunction[], syntax: SyntaxRefiner, impose: Timing[] | null): Promise<Timing[]> {
   const gen = new CountingGenerator(engine);
-  const settings = defaultCompletionSettings();
-  const inputs: GenerateInputs = {
-    generator: gen,
-    template: pickFimTemplate(engine.info.specialTokens),
-    contextTokens: engine.info.contextLength,
-    charsPerToken: engine.info.charsPerToken,
-    budget: settings.budget,
-    extraContextChars: 0,
-    preset: { ...GENERATE_PRESET, stop: [...GENERATE_PRESET.stop] },
-    syntax,
-  };
+  const inputs = generateInputsFor(engine, gen, syntax);
   const out: Timing[] = [];
   for (const [i, f] of functions.entries()) {
     gen.impose = impose ? { tokens: impose[i].tokens, firstLineTokens: impose[i].firstLineTokens } : null;

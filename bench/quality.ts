@@ -11,7 +11,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CompletionService } from '../src/completion/completionService';
 import type { ModelTraits } from '../src/completion/types';
-import { positionAt, textSource } from '../src/completion/context/documentContext';
 import { readCalibration } from '../src/completion/gate/readCalibration';
 import { pickFimTemplate } from '../src/completion/prompt/fimTemplates';
 import { SyntaxRefiner } from '../src/completion/syntax/syntaxRefiner';
@@ -23,15 +22,7 @@ import { exactRestOfLine, firstLine, firstWordRight, gateCurve, THRESHOLDS } fro
 import { generateReport } from './qualityGenerate';
 import { oracleReport } from './qualityOracle';
 import { median, round, wilson } from './stats';
-
-interface Sample {
-  path: string;
-  language: string;
-  prefix: string;
-  suffix: string;
-  expected: string;
-  kind?: string;
-}
+import { completeSample, LANGUAGE_IDS, readEvalSamples } from './evalSet';
 
 /** One evaluated cursor position: what the pipeline produced before the gate, and how it compares. */
 export interface GateSample {
@@ -51,8 +42,6 @@ export interface GateSample {
   addsParseError: boolean | null;
   ms: number;
 }
-
-const LANGUAGE_IDS: Record<string, string> = { python: 'python', javascript: 'javascript', typescript: 'typescript' };
 
 async function main() {
   const argv = process.argv.slice(2);
@@ -114,12 +103,7 @@ async function main() {
   };
   for (const file of dataFiles) {
     const set = path.basename(file, '.jsonl');
-    const samples = fs
-      .readFileSync(file, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Sample)
-      .slice(0, limit);
+    const samples = readEvalSamples(file, limit);
     const results: GateSample[] = [];
     const fills: number[] = [];
     const examples: Record<string, unknown>[] = [];
@@ -135,7 +119,7 @@ async function main() {
       const text = s.prefix + s.suffix;
       const languageId = LANGUAGE_IDS[s.language] ?? s.language;
       const t0 = performance.now();
-      const out = await service.complete({ doc: textSource(text), cursor: positionAt(text, s.prefix.length), languageId, path: s.path, explicit: false });
+      const out = await completeSample(service, s);
       const ms = performance.now() - t0;
       if (out.fill !== undefined) fills.push(out.fill);
       const item = out.items[0] ?? '';

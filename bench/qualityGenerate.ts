@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import type { Node, Parser } from '@vscode/tree-sitter-wasm';
 import { positionAt, textSource } from '../src/completion/context/documentContext';
 import { generateAt, type GenerateInputs } from '../src/completion/generate/generateAt';
+import type { Generator as Backend } from '../src/completion/generator';
 import { cutRepeatedBlock } from '../src/completion/generate/rules/cutRepeatedBlock';
 import { repetitionGuard } from '../src/completion/filters/repetitionGuard';
 import { GENERATE_PRESET } from '../src/completion/presets';
@@ -22,15 +23,8 @@ import { collectErrors } from '../src/completion/syntax/parseErrors';
 import { SyntaxRefiner } from '../src/completion/syntax/syntaxRefiner';
 import type { Engine } from '../src/engine/worker/engine';
 import { editSimilarity } from './editSimilarity';
+import { readEvalSamples } from './evalSet';
 import { median, percentile, round } from './stats';
-
-interface EvalSample {
-  path: string;
-  language: string;
-  prefix: string;
-  suffix: string;
-  expected: string;
-}
 
 /** One held-out function: the file, what is selected, and the author's body (removed from the file). */
 export interface HeldOutFunction {
@@ -124,8 +118,7 @@ export async function heldOutFunctions(files: string[], perFile = 2): Promise<He
   for (const file of files) {
     const set = path.basename(file, '.jsonl');
     const seen = new Set<string>();
-    for (const line of fs.readFileSync(file, 'utf8').trim().split('\n')) {
-      const s = JSON.parse(line) as EvalSample;
+    for (const s of readEvalSamples(file)) {
       if (seen.has(s.path)) continue;
       seen.add(s.path);
       if (!parsers.has(s.language)) parsers.set(s.language, await parserFor(s.language));
@@ -163,6 +156,20 @@ function loops(text: string, above: string): boolean {
   return cutRepeatedBlock(text, ctx) !== text || repetitionGuard(text, { linePrefix: '', lineSuffix: '', lineAbove: '', nextLines: [], indent: '' }) !== text;
 }
 
+/** What generateAt needs to run the command's way on `engine`'s model, through `generator` (the engine, or a wrapper of it). */
+export function generateInputsFor(engine: Engine, generator: Backend, syntax: SyntaxRefiner | null): GenerateInputs {
+  return {
+    generator,
+    template: pickFimTemplate(engine.info.specialTokens),
+    contextTokens: engine.info.contextLength,
+    charsPerToken: engine.info.charsPerToken,
+    budget: defaultCompletionSettings().budget,
+    extraContextChars: 0,
+    preset: { ...GENERATE_PRESET, stop: [...GENERATE_PRESET.stop] },
+    syntax,
+  };
+}
+
 export async function generateReport(
   engine: Engine,
   dataFiles: string[],
@@ -171,17 +178,7 @@ export async function generateReport(
   const functions = (await heldOutFunctions(dataFiles)).slice(0, opts.limit);
   const syntax = new SyntaxRefiner({ log: (line) => console.error(line) });
   for (const lang of ['python', 'javascript', 'typescript']) await syntax.ready(lang);
-  const settings = defaultCompletionSettings();
-  const inputs: GenerateInputs = {
-    generator: engine,
-    template: pickFimTemplate(engine.info.specialTokens),
-    contextTokens: engine.info.contextLength,
-    charsPerToken: engine.info.charsPerToken,
-    budget: settings.budget,
-    extraContextChars: 0,
-    preset: { ...GENERATE_PRESET, stop: [...GENERATE_PRESET.stop] },
-    syntax,
-  };
+  const inputs = generateInputsFor(engine, engine, syntax);
   const parsers = new Map<string, Parser>();
   const results: GenerateSampleResult[] = [];
   for (const f of functions) {

@@ -8,18 +8,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { defaultCompletionSettings } from '../src/completion/settings';
 import { SyntaxRefiner } from '../src/completion/syntax/syntaxRefiner';
+import { readEvalSamples } from './evalSet';
 import { offlineCorpus } from './oracle/corpus';
 import { KINDS, type OraclePosition, positionsFromFile, rng } from './oracle/positions';
 import { type OracleResult, runOracle } from './oracle/runOracle';
-
-interface EvalSample {
-  path: string;
-  language: string;
-  prefix: string;
-  suffix: string;
-  expected: string;
-  kind?: string;
-}
 
 /** The context sizes measured: the default model's, and a real model's (Qwen2.5-Coder and the like at 4,096). */
 export const CONTEXTS = [512, 4096];
@@ -29,20 +21,15 @@ const CHARS_PER_TOKEN = 2.91;
 /** The eval sets' positions: the author's rest of the line removed (a line-start one is a fresh line). */
 export function evalPositions(file: string): OraclePosition[] {
   const set = path.basename(file, '.jsonl');
-  return fs
-    .readFileSync(file, 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as EvalSample)
-    .map((s) => ({
-      set,
-      path: s.path,
-      language: s.language,
-      kind: s.kind === 'line-start' ? 'fresh-line' : 'mid-line',
-      doc: s.prefix + s.suffix,
-      cursor: s.prefix.length,
-      truth: s.expected.trimEnd(),
-    }));
+  return readEvalSamples(file).map((s) => ({
+    set,
+    path: s.path,
+    language: s.language,
+    kind: s.kind === 'line-start' ? 'fresh-line' : 'mid-line',
+    doc: s.prefix + s.suffix,
+    cursor: s.prefix.length,
+    truth: s.expected.trimEnd(),
+  }));
 }
 
 /** Positions in the offline corpus: a fixed seed, so every run measures the same ones. */

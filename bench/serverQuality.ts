@@ -17,7 +17,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CompletionService } from '../src/completion/completionService';
-import { positionAt, textSource } from '../src/completion/context/documentContext';
 import { GENERIC_CALIBRATION } from '../src/completion/gate/genericCalibration';
 import type { Generator } from '../src/completion/generator';
 import { modelTraits } from '../src/completion/modelTraits';
@@ -30,15 +29,8 @@ import { Engine } from '../src/engine/worker/engine';
 import { loadPromptTokenizer } from '../src/servers/promptTokenizer';
 import { ServerGenerator } from '../src/servers/serverGenerator';
 import { exactRestOfLine } from './qualityMetrics';
+import { completeSample, type EvalSample, LANGUAGE_IDS, readEvalSamples } from './evalSet';
 import { round, wilson } from './stats';
-
-interface Sample {
-  path: string;
-  language: string;
-  prefix: string;
-  suffix: string;
-  expected: string;
-}
 
 interface Outcome {
   suggestion: string;
@@ -46,9 +38,7 @@ interface Outcome {
   exact: boolean;
 }
 
-const LANGUAGE_IDS: Record<string, string> = { python: 'python', javascript: 'javascript', typescript: 'typescript' };
-
-async function runPath(generator: Generator, traits: ModelTraits, samples: Sample[], syntax: SyntaxRefiner, template: ReturnType<typeof pickFimTemplate>) {
+async function runPath(generator: Generator, traits: ModelTraits, samples: EvalSample[], syntax: SyntaxRefiner, template: ReturnType<typeof pickFimTemplate>) {
   // The gate is applied below from the returned confidence, so every suggestion comes back (minConfidence 0).
   const settings = { ...defaultCompletionSettings(), prefetch: false, minConfidence: 0 };
   const out: Outcome[] = [];
@@ -61,14 +51,7 @@ async function runPath(generator: Generator, traits: ModelTraits, samples: Sampl
       () => traits,
       syntax,
     );
-    const text = s.prefix + s.suffix;
-    const r = await service.complete({
-      doc: textSource(text),
-      cursor: positionAt(text, s.prefix.length),
-      languageId: LANGUAGE_IDS[s.language] ?? s.language,
-      path: s.path,
-      explicit: false,
-    });
+    const r = await completeSample(service, s);
     const suggestion = r.items[0] ?? '';
     out.push({ suggestion, confidence: r.confidence, exact: suggestion.trim() !== '' && exactRestOfLine(suggestion, s.expected) });
   }
@@ -98,12 +81,7 @@ async function main(): Promise<void> {
   const root = packageRoot(__dirname);
   const n = Number(arg('positions') ?? 150);
   const log = (s: string) => console.error(`[server-quality] ${s}`);
-  const samples = fs
-    .readFileSync(path.join(root, 'tools', 'model', 'eval', 'heldout.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .slice(0, n)
-    .map((l) => JSON.parse(l) as Sample);
+  const samples = readEvalSamples(path.join(root, 'tools', 'model', 'eval', 'heldout.jsonl'), n);
   const { startLlamaServer } = require(path.join(root, 'scripts', 'llama-server.js')) as {
     startLlamaServer: (o?: { parallel?: number; weights?: 'f32' | 'q8_0' }) => Promise<{ url: string; stop: () => Promise<void> }>;
   };

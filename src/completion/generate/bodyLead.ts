@@ -1,8 +1,8 @@
 import type { TextSource } from '../types';
-import type { GeneratePlan } from './plan';
+import { leadingWhitespace } from '../context/documentContext';
+import { indentOf } from '../filters/filterContext';
+import { type GeneratePlan, OPENS_BODY } from './plan';
 
-/** A line that opens a body (plan.ts's rule): the body is one indentation unit deeper. */
-const OPENS_BODY = /(?:[:{]|=>|\bthen|\bdo)\s*(?:(?:\/\/|#).*)?$/;
 /** A comment line, or a block comment's continuation. */
 const COMMENT_LINE = /^\s*(?:\*|\/\/|#|\/\*)/;
 /** Lines looked at, above and below the insertion, to learn the file's indentation unit. */
@@ -27,7 +27,7 @@ export function bodyLead(doc: TextSource, plan: GeneratePlan, fallbackUnit = '  
   const own = leadingWhitespace(line);
   if (!OPENS_BODY.test(line.slice(0, plan.insertAt.character))) return `\n${commentIndent(doc, plan.insertAt.line)}`;
   const next = nextCodeLine(doc, plan.insertAt.line);
-  if (next !== null && width(leadingWhitespace(next)) > width(own)) return '';
+  if (next !== null && indentOf(next) > indentOf(own)) return '';
   return `\n${own}${indentUnit(doc, plan.insertAt.line, own) ?? fallbackUnit}`;
 }
 
@@ -36,14 +36,6 @@ function commentIndent(doc: TextSource, line: number): string {
   if (!/^\s*\*/.test(doc.lineAt(line))) return leadingWhitespace(doc.lineAt(line));
   for (let i = line; i >= 0 && i > line - UNIT_SAMPLE_LINES; i--) if (doc.lineAt(i).includes('/*')) return leadingWhitespace(doc.lineAt(i));
   return leadingWhitespace(doc.lineAt(line));
-}
-
-function leadingWhitespace(line: string): string {
-  return /^[ \t]*/.exec(line)![0];
-}
-
-function width(ws: string): number {
-  return ws.replace(/\t/g, '    ').length;
 }
 
 function nextCodeLine(doc: TextSource, line: number): string | null {

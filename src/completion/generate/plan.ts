@@ -23,7 +23,7 @@ export interface SelectionRange {
 }
 
 /** A line that opens a body: `def f(x):`, `function f() {`, `=> {`, `class A extends B {`, `fn f() -> u8 {`. */
-const OPENS_BODY = /(?:[:{]|=>|\bthen|\bdo)\s*(?:(?:\/\/|#).*)?$/;
+export const OPENS_BODY = /(?:[:{]|=>|\bthen|\bdo)\s*(?:(?:\/\/|#).*)?$/;
 /** The end of a docstring or doc comment, or a comment line. */
 const DOC_OR_COMMENT = /(?:"""|'''|\*\/)\s*$|^\s*(?:#|\/\/|\/\*|\*)/;
 

@@ -1,0 +1,42 @@
+// The eval sets (tools/model/eval/*.jsonl) as every quality bench reads them: one position per line, and one
+// completion of it through a fresh pipeline.
+import * as fs from 'node:fs';
+import type { CompletionService } from '../src/completion/completionService';
+import { positionAt, textSource } from '../src/completion/context/documentContext';
+import type { CompletionOutcome } from '../src/completion/types';
+
+/** One position of an eval set: a window of a file, cut at the cursor, and what the author wrote next. */
+export interface EvalSample {
+  path: string;
+  language: string;
+  prefix: string;
+  suffix: string;
+  expected: string;
+  /** `line-start` (a fresh line) or `mid-line`. */
+  kind?: string;
+}
+
+/** VS Code's language ids of the eval sets' languages (tree-sitter grammars are loaded by them). */
+export const LANGUAGE_IDS: Record<string, string> = { python: 'python', javascript: 'javascript', typescript: 'typescript' };
+
+/** The first `limit` positions of an eval set file. */
+export function readEvalSamples(file: string, limit = Infinity): EvalSample[] {
+  return fs
+    .readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .slice(0, limit)
+    .map((l) => JSON.parse(l) as EvalSample);
+}
+
+/** An automatic-trigger completion at the sample's cursor (the prefix and suffix joined). */
+export function completeSample(service: CompletionService, s: EvalSample): Promise<CompletionOutcome> {
+  const text = s.prefix + s.suffix;
+  return service.complete({
+    doc: textSource(text),
+    cursor: positionAt(text, s.prefix.length),
+    languageId: LANGUAGE_IDS[s.language] ?? s.language,
+    path: s.path,
+    explicit: false,
+  });
+}
