@@ -242,6 +242,8 @@ const openai: Protocol = {
 /**
  * Ollama's /api/generate: FIM through the model's own template (`suffix`), or our prompt verbatim (`raw`).
  * No `n`: several completions are several requests (the client sends them in parallel, each its own seed).
+ * `logprobs: true` (a top-level field since Ollama 0.12.11; older servers ignore it): each streamed line then
+ * carries its tokens' log-probabilities, which the confidence gate scores as it does llama.cpp's.
  */
 const ollamaPrompt = ({ prompt, infill }: Omit<RequestInput, 'opts'>) =>
   infill ? { prompt: infill.prefix + infill.middle, suffix: infill.suffix } : { prompt, raw: true };
@@ -250,7 +252,7 @@ const ollama: Protocol = {
   multi: false,
   request({ prompt, infill, opts, model }) {
     const options = { ...llamaSampling(opts), num_predict: opts.maxNewTokens, stop: serverStops(opts) };
-    return { path: '/api/generate', body: { model: model ?? '', ...ollamaPrompt({ prompt, infill }), stream: true, options }, stream: 'ndjson' };
+    return { path: '/api/generate', body: { model: model ?? '', ...ollamaPrompt({ prompt, infill }), stream: true, logprobs: true, options }, stream: 'ndjson' };
   },
   warm({ prompt, infill, model }) {
     // An empty prompt only loads the model; the prompt with one token to generate also fills the runner's
@@ -263,11 +265,17 @@ const ollama: Protocol = {
     if (p.error) throw new ServerProtocolError(`the server reported an error: ${str(p.error).slice(0, 200)}`);
     const done = p.done === true;
     const ms = (ns: unknown) => (num(ns) ?? 0) / 1e6;
+    const logprobs: Chunk['logprobs'] = [];
+    // [{token, logprob, bytes, top_logprobs}] per line, for that line's tokens.
+    for (const e of Array.isArray(p.logprobs) ? p.logprobs.map(obj) : []) {
+      const lp = num(e.logprob);
+      if (lp !== undefined) logprobs.push({ logprob: lp, chars: str(e.token).length });
+    }
     return [
       {
         index: 0,
         text: str(p.response),
-        logprobs: [],
+        logprobs,
         done,
         finish: done ? (p.done_reason === 'length' ? 'length' : 'eos') : undefined,
         stats: done

@@ -15,11 +15,13 @@ import { bodyOf, floodServer, refusedUrl, sse, stubServer } from './stubServers'
 
 const infill = { prefix: 'def add(a, b):\n', suffix: '\n', middle: '    return ', extra: [] };
 
-test('ollama: FIM through suffix, options mapped, NDJSON streamed, stats from the final line', async () => {
+test('ollama: FIM through suffix, options mapped, NDJSON streamed with log-probabilities, stats from the final line', async () => {
   const srv = await stubServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'application/x-ndjson' });
-    res.write(`${JSON.stringify({ model: 'm', response: 'a +', done: false })}\n`);
-    res.write(`${JSON.stringify({ model: 'm', response: ' b', done: false })}\n`);
+    // Log-probabilities as Ollama 0.12.11+ streams them (asked with `logprobs: true`), one line per token here.
+    const lp = (token: string, logprob: number) => ({ token, logprob, bytes: [...Buffer.from(token)], top_logprobs: [] });
+    res.write(`${JSON.stringify({ model: 'm', response: 'a +', done: false, logprobs: [lp('a', -0.25), lp(' +', -0.5)] })}\n`);
+    res.write(`${JSON.stringify({ model: 'm', response: ' b', done: false, logprobs: [lp(' b', -0.125)] })}\n`);
     res.end(
       `${JSON.stringify({ model: 'm', response: '', done: true, done_reason: 'stop', prompt_eval_count: 12, eval_count: 3, prompt_eval_duration: 5e6, eval_duration: 2e6 })}\n`,
     );
@@ -34,7 +36,11 @@ test('ollama: FIM through suffix, options mapped, NDJSON streamed, stats from th
     assert.equal(r.stats.promptTokens, 12);
     assert.equal(r.stats.generatedTokens, 3);
     assert.equal(r.stats.prefillMs, 5);
+    // The gate's input: each token's log-probability and where its text ends.
+    assert.deepEqual(r.tokenLogprobs, [-0.25, -0.5, -0.125]);
+    assert.deepEqual(r.tokenTextEnds, [1, 3, 5]);
     const body = srv.requests[0] as Record<string, unknown>;
+    assert.equal(body.logprobs, true);
     assert.equal(body.model, 'qwen2.5-coder:1.5b');
     assert.equal(body.prompt, 'def add(a, b):\n    return ');
     assert.equal(body.suffix, '\n');
