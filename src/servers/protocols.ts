@@ -252,7 +252,11 @@ const ollama: Protocol = {
   multi: false,
   request({ prompt, infill, opts, model }) {
     const options = { ...llamaSampling(opts), num_predict: opts.maxNewTokens, stop: serverStops(opts) };
-    return { path: '/api/generate', body: { model: model ?? '', ...ollamaPrompt({ prompt, infill }), stream: true, logprobs: true, options }, stream: 'ndjson' };
+    return {
+      path: '/api/generate',
+      body: { model: model ?? '', ...ollamaPrompt({ prompt, infill }), stream: true, logprobs: true, options },
+      stream: 'ndjson',
+    };
   },
   warm({ prompt, infill, model }) {
     // An empty prompt only loads the model; the prompt with one token to generate also fills the runner's
