@@ -12,6 +12,8 @@ export interface ProbeResult {
    * "insert" capability); false: send Ghostline's own prompt. Undefined when the server does not say.
    */
   fillsInTheMiddle?: boolean;
+  /** llama.cpp's server (its OpenAI-compatible routes too: `owned_by: "llamacpp"`): its requests take a grammar. */
+  llamaCpp?: boolean;
 }
 
 /** Ollama's default num_ctx: the server truncates longer prompts whatever the model could take. */
@@ -28,7 +30,7 @@ export async function probeServer(o: ServerOptions): Promise<ProbeResult> {
     const settings = obj(props.default_generation_settings);
     const ctx = num(settings.n_ctx) ?? num(props.n_ctx);
     const name = typeof props.model_path === 'string' ? props.model_path.split(/[\\/]/).pop()! : 'llama.cpp';
-    return { contextTokens: ctx, models: [name] };
+    return { contextTokens: ctx, models: [name], llamaCpp: true };
   }
   if (o.kind === 'openai') {
     const list = await getJson(o, 'GET', '/v1/models');
@@ -39,7 +41,7 @@ export async function probeServer(o: ServerOptions): Promise<ProbeResult> {
       const served = ids.length > 0 ? ids.map((id) => JSON.stringify(id)).join(', ') : 'none';
       throw new ServerError(`the server does not serve the model ${JSON.stringify(o.model)} (ghostline.server.model); it serves ${served}`, false);
     }
-    return { contextTokens: num(hit.max_model_len) ?? num(obj(hit.meta).n_ctx_train), models: ids };
+    return { contextTokens: num(hit.max_model_len) ?? num(obj(hit.meta).n_ctx_train), models: ids, llamaCpp: hit.owned_by === 'llamacpp' };
   }
   const show = await getJson(o, 'POST', '/api/show', { model: o.model });
   const info = obj(show.model_info);

@@ -12,6 +12,9 @@ export interface PromptTokenizer {
   decode(ids: ArrayLike<number>): string;
   /** Added tokens (FIM markers, EOS, file separators) by text. */
   readonly addedTokens: ReadonlyMap<string, number>;
+  /** For token healing planned as the local engine plans it (engine/model/tokenHealing.ts). */
+  readonly specialIds: ReadonlySet<number>;
+  readonly vocabSize: number;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { InfillParts } from '../completion/generator';
 import type { DecodeOptions } from '../engine/shared/decodeOptions';
 import type { FinishReason, GenerationStats } from '../engine/shared/types';
+import { HEALING_TOP_LOGPROBS, startsWithGrammar } from './serverHealing';
 import { ServerProtocolError } from './streamLines';
 
 export type ServerKind = 'llama.cpp' | 'openai' | 'ollama';
@@ -15,6 +16,11 @@ export interface RequestInput {
    * /v1/completions (llama.cpp, vLLM) take a prompt as an array of ids; Ollama never gets them.
    */
   ids?: number[];
+  /**
+   * Token healing (serverHealing.ts): the text held back from the end of `ids`, which the answer must write
+   * first. Sent as a grammar (llama.cpp; other servers ignore it) with the top candidates' log-probabilities.
+   */
+  healed?: string;
   /** The request as parts, for servers that build the FIM prompt themselves. */
   infill?: InfillParts;
   opts: DecodeOptions;
@@ -28,13 +34,29 @@ export interface RequestInput {
   minimal?: boolean;
 }
 
+/** A token's log-probability as the server reports it; `id` where it says (llama.cpp). */
+export interface Candidate {
+  id?: number;
+  text: string;
+  logprob: number;
+}
+export interface TokenLogprob extends Candidate {
+  /** The token's length in the streamed text (a stop string's part of it is not streamed). */
+  chars: number;
+  /** The top candidates at its step, when asked for (healed requests). */
+  top?: Candidate[];
+}
+
 /** One streamed piece of an answer, whatever the protocol. */
 export interface Chunk {
   /** Which of the request's completions this piece belongs to (0 unless several were asked for). */
   index: number;
   text: string;
-  /** Per token of `text` (when the server reports them): its log-probability and length in characters. */
-  logprobs: { logprob: number; chars: number }[];
+  /**
+   * Per token of `text` (when the server reports them): its log-probability and length in characters, and
+   * the top candidates at its step when asked for (healed requests).
+   */
+  logprobs: TokenLogprob[];
   done: boolean;
   finish?: FinishReason;
   /** Server timings and cache use, from the last chunk. */
@@ -76,6 +98,21 @@ const llamaSampling = (o: DecodeOptions) => ({
  */
 const serverStops = (o: DecodeOptions) => (o.maxLines === 1 && !o.stop.includes('\n') ? [...o.stop, '\n'] : o.stop);
 
+/** A healed request's grammar (llama.cpp's field, on /completion and /v1/completions alike). */
+const healingGrammar = (healed: string | undefined) => (healed ? { grammar: startsWithGrammar(healed) } : {});
+
+/** Top candidates as `[{token, logprob}]` (llama.cpp, chat-shaped) or `{token: logprob}` (the completions API). */
+function topCandidates(v: unknown): Candidate[] | undefined {
+  if (Array.isArray(v)) {
+    return v.map(obj).flatMap((c) => {
+      const lp = num(c.logprob) ?? (num(c.prob) ? Math.log(num(c.prob)!) : undefined);
+      return lp === undefined ? [] : [{ id: num(c.id), text: str(c.token ?? c.tok_str), logprob: lp }];
+    });
+  }
+  if (v && typeof v === 'object') return Object.entries(v).flatMap(([text, lp]) => (num(lp) === undefined ? [] : [{ text, logprob: lp as number }]));
+  return undefined;
+}
+
 /** The body of a llama.cpp request without the generation settings: the prompt (text or ids), or /infill's parts. */
 const llamaPrompt = ({ prompt, ids, infill }: Omit<RequestInput, 'opts'>) =>
   infill && !ids
@@ -98,7 +135,7 @@ const llamaPrompt = ({ prompt, ids, infill }: Omit<RequestInput, 'opts'>) =>
  */
 const llamaCpp: Protocol = {
   multi: true,
-  request({ prompt, ids, infill, opts, n = 1 }) {
+  request({ prompt, ids, healed, infill, opts, n = 1 }) {
     const { path, body } = llamaPrompt({ prompt, ids, infill });
     return {
       path,
@@ -110,7 +147,8 @@ const llamaCpp: Protocol = {
         stop: serverStops(opts),
         stream: true,
         cache_prompt: true,
-        n_probs: 1,
+        n_probs: healed ? HEALING_TOP_LOGPROBS : 1,
+        ...healingGrammar(healed),
         ...(n > 1 ? { n_cmpl: n } : {}),
         ...llamaSampling(opts),
       },
@@ -138,7 +176,8 @@ const llamaCpp: Protocol = {
           const prob = num(hit?.prob);
           if (prob !== undefined && prob > 0) lp = Math.log(prob);
         }
-        if (lp !== undefined) logprobs.push({ logprob: lp, chars: token.length });
+        if (lp !== undefined)
+          logprobs.push({ id: num(entry.id), logprob: lp, chars: token.length, text: token, top: topCandidates(entry.top_logprobs ?? entry.probs) });
       }
     }
     const index = num(p.index) ?? 0;
@@ -178,8 +217,16 @@ const llamaCpp: Protocol = {
 const openai: Protocol = {
   multi: true,
   trailer: true,
-  request({ prompt, ids, opts, model, n = 1, minimal = false }) {
-    const extensions = minimal ? {} : { ...(opts.topK > 0 ? { top_k: opts.topK } : {}), seed: opts.seed, logprobs: 1, stream_options: { include_usage: true } };
+  request({ prompt, ids, healed, opts, model, n = 1, minimal = false }) {
+    const extensions = minimal
+      ? {}
+      : {
+          ...(opts.topK > 0 ? { top_k: opts.topK } : {}),
+          seed: opts.seed,
+          logprobs: healed ? HEALING_TOP_LOGPROBS : 1,
+          stream_options: { include_usage: true },
+          ...healingGrammar(healed),
+        };
     return {
       path: '/v1/completions',
       body: {
@@ -215,15 +262,17 @@ const openai: Protocol = {
       const lp = choice.logprobs ? obj(choice.logprobs) : null;
       if (lp && Array.isArray(lp.token_logprobs) && Array.isArray(lp.tokens)) {
         // The completions API's shape (vLLM, OpenAI).
+        const tops = Array.isArray(lp.top_logprobs) ? lp.top_logprobs : [];
         lp.token_logprobs.forEach((v, k) => {
           const n = num(v);
-          if (n !== undefined) logprobs.push({ logprob: n, chars: str((lp.tokens as unknown[])[k]).length });
+          const token = str((lp.tokens as unknown[])[k]);
+          if (n !== undefined) logprobs.push({ logprob: n, chars: token.length, text: token, top: topCandidates(tops[k]) });
         });
       } else if (lp && Array.isArray(lp.content)) {
         // The chat API's shape, which llama.cpp's server also uses for completions.
         for (const e of lp.content.map(obj)) {
           const n = num(e.logprob);
-          if (n !== undefined) logprobs.push({ logprob: n, chars: str(e.token).length });
+          if (n !== undefined) logprobs.push({ id: num(e.id), logprob: n, chars: str(e.token).length, text: str(e.token), top: topCandidates(e.top_logprobs) });
         }
       }
       const reason = str(choice.finish_reason);
@@ -273,7 +322,7 @@ const ollama: Protocol = {
     // [{token, logprob, bytes, top_logprobs}] per line, for that line's tokens.
     for (const e of Array.isArray(p.logprobs) ? p.logprobs.map(obj) : []) {
       const lp = num(e.logprob);
-      if (lp !== undefined) logprobs.push({ logprob: lp, chars: str(e.token).length });
+      if (lp !== undefined) logprobs.push({ logprob: lp, chars: str(e.token).length, text: str(e.token) });
     }
     return [
       {

@@ -8,7 +8,7 @@ import type { FinishReason, GenerateResult, GenerationStats, Sequence } from '..
 import { connectionError, httpError, ServerError } from './serverErrors';
 import { drainCapped, streamPayloads } from './streamLines';
 import type { PromptTokenizer } from './promptTokenizer';
-import { HealedPrefix, planServerHealing } from './serverHealing';
+import { HealedPrefix, healedLogprob, planServerHealing } from './serverHealing';
 import { type Chunk, PROTOCOLS, type RequestInput } from './protocols';
 import type { ServerOptions } from './serverOptions';
 
@@ -82,11 +82,18 @@ export class ServerGenerator implements Generator {
    * re-tokenizes its text parts) or /v1/completions, so the served model reads what the local one would.
    */
   private ids: PromptTokenizer | null = null;
+  /**
+   * Whether the server's requests take a grammar that steers token healing (llama.cpp's server, behind either
+   * protocol): healing is then planned as the local engine plans it; else only mid-word, rejecting (serverHealing.ts).
+   */
+  private steersHealing: boolean;
 
   constructor(
     private readonly opts: ServerOptions,
     private readonly now: () => number = () => performance.now(),
-  ) {}
+  ) {
+    this.steersHealing = opts.kind === 'llama.cpp';
+  }
 
   async generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks: BackendHooks = {}): Promise<GenerateResult> {
     if (hooks.signal?.aborted) return cancelledResult();
@@ -158,9 +165,14 @@ export class ServerGenerator implements Generator {
     return this.ids !== null;
   }
 
+  /** The server is llama.cpp's (the OpenAI-compatible backend's probe says so): its requests take a grammar. */
+  takesGrammar(): void {
+    if (this.opts.kind !== 'ollama') this.steersHealing = true;
+  }
+
   private input(prompt: Prompt, hooks: BackendHooks, heal = false): ServerInput {
     const ids = this.ids?.encodePrompt(prompt);
-    const healing = heal && this.ids && ids ? planServerHealing(this.ids, prompt, ids) : null;
+    const healing = heal && this.ids && ids ? planServerHealing(this.ids, prompt, ids, this.steersHealing ? 'steer' : 'reject') : null;
     return {
       prompt: promptText(prompt),
       ids: healing?.ids ?? ids,
@@ -338,8 +350,11 @@ export class ServerGenerator implements Generator {
         if (chunk.stats) lane.stats = { ...lane.stats, ...chunk.stats };
         if (lane.finish) continue;
         for (const lp of chunk.logprobs) {
+          // While the held-back text is not yet written, the local engine reports a token's log-probability
+          // among the tokens that continue it: the same from the server's top candidates (serverHealing.ts).
+          const left = healed.slice(lane.rawChars);
           lane.rawChars += lp.chars;
-          lane.tokenLogprobs.push(lp.logprob);
+          lane.tokenLogprobs.push(left && lp.top ? healedLogprob(lp, lp.top, left) : lp.logprob);
           lane.tokenTextEnds.push(Math.max(0, lane.rawChars - healed.length));
         }
         const past = lane.healing ? lane.healing.push(chunk.text) : chunk.text;
@@ -371,9 +386,11 @@ export class ServerGenerator implements Generator {
       .map((lane) => {
         if (!lane.stopper.finishReason) emit(lane, lane.stopper.flush());
         if (!lane.finish && !abort.signal.aborted) throw new ServerError('the server cut the stream off before the end of the answer', true);
-        // The logprobs describe the raw stream; keep those of the tokens that made it into the text.
-        let kept = lane.tokenTextEnds.findIndex((e) => e >= lane.text.length);
-        kept = kept < 0 ? lane.tokenTextEnds.length : kept + 1;
+        // The logprobs describe the raw stream; keep those of the tokens that made it into the text and, as the
+        // local engine does, the one a stop rule fired on (its text may be all stop string: a newline).
+        let kept = lane.tokenTextEnds.findIndex((_, i) => (i === 0 ? 0 : lane.tokenTextEnds[i - 1]) >= lane.text.length);
+        if (kept < 0) kept = lane.tokenTextEnds.length;
+        else if (lane.finish !== 'eos') kept++;
         const seq: Sequence = {
           text: lane.text,
           finishReason: lane.finish ?? 'length',

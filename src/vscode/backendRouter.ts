@@ -192,6 +192,8 @@ export class BackendRouter implements vscode.Disposable {
       if (!settings.contextTokens && probe.contextTokens) traits.contextTokens = probe.contextTokens;
       // A model the server cannot fill in the middle for (no "insert" template) gets Ghostline's prompt.
       if (probe.fillsInTheMiddle === false) for (const s of servers) s.useOwnPrompt();
+      // llama.cpp's routes take a grammar: token healing is steered there as the local engine does it.
+      if (probe.llamaCpp) for (const s of servers) s.takesGrammar();
       // The served model must read the token sequences the model was trained on: compared with the local
       // model's tokenizer; token ids when only its splitting of text differs, else one warning (issue 27).
       const tokens = await setUpServerTokenizer({ ...opts, timeoutMs: Math.min(settings.timeoutMs, 10_000) }, this.d.loader.modelDir(), servers);

@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { defaultModelDir } from '../../src/engine/host/defaultModel';
 import { Engine } from '../../src/engine/worker/engine';
 import { readModelFolder } from '../../src/engine/model/modelFolder';
-import { TokenPrefixIndex, planHealing, restrictTo } from '../../src/engine/decode/tokenHealing';
+import { TokenPrefixIndex, planHealing, restrictTo } from '../../src/engine/model/tokenHealing';
 import { TextTokenizer } from '../../src/engine/model/tokenizer';
 import { ROOT, TINY } from '../helpers';
 

@@ -4,7 +4,7 @@ import { logSoftmaxRow } from './logSoftmax';
 import type { FinishReason } from '../shared/types';
 import { TextStopper } from '../shared/textStopper';
 import { StreamingDetokenizer } from './streamingDetokenizer';
-import { restrictTo } from './tokenHealing';
+import { restrictTo } from '../model/tokenHealing';
 import type { Sequence } from '../shared/types';
 
 export interface BeamStepper {

@@ -7,7 +7,7 @@ import { StreamingDetokenizer } from './streamingDetokenizer';
 import type { Sequence } from '../shared/types';
 import { lookupDraft } from './promptLookup';
 import { tokenLogprob } from './logSoftmax';
-import { restrictTo } from './tokenHealing';
+import { restrictTo } from '../model/tokenHealing';
 
 /** Logit rows [rows, vocab] and, when the model computed them, each row's log-sum-exp. */
 export interface LogitRows {

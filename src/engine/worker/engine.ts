@@ -11,7 +11,7 @@ import { SamplerChain } from '../decode/samplers/chain';
 import { Prng } from '../decode/samplers/prng';
 import { sampleLoop, type LogitRows } from '../decode/sampleLoop';
 import { logSumExpWithout } from '../decode/logSoftmax';
-import { TokenPrefixIndex, planHealing, type Healing } from '../decode/tokenHealing';
+import { TokenPrefixIndex, planHealing, type Healing } from '../model/tokenHealing';
 import { TextTokenizer } from '../model/tokenizer';
 import { checkFilesAgree, contextLength } from '../model/folderAgreement';
 import { boundPrompt, promptProblem, promptText, type Prompt } from '../shared/prompt';

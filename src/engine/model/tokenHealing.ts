@@ -1,4 +1,7 @@
-import type { TextTokenizer } from '../model/tokenizer';
+import type { TextTokenizer } from './tokenizer';
+
+/** What healing needs of a tokenizer: the engine's, or the extension host's copy of it (server backends). */
+export type HealingTokenizer = Pick<TextTokenizer, 'decode' | 'encodeLiteral' | 'specialIds' | 'vocabSize'>;
 
 /**
  * Token healing: a prompt cut at the cursor often ends inside what the tokenizer would write as one token
@@ -22,7 +25,7 @@ export class TokenPrefixIndex {
   private readonly texts: string[];
   private readonly ids: number[];
 
-  constructor(tokenizer: TextTokenizer) {
+  constructor(tokenizer: HealingTokenizer) {
     const entries: [string, number][] = [];
     for (let id = 0; id < tokenizer.vocabSize; id++) {
       if (tokenizer.specialIds.has(id)) continue;
@@ -70,7 +73,7 @@ export class TokenPrefixIndex {
  * special last token (a FIM marker: the prompt ends on a clean boundary), or a last token whose text is
  * not the literal end of the prompt (a tokenizer that does not round-trip).
  */
-export function planHealing(prompt: string, tokens: number[], tokenizer: TextTokenizer, index: TokenPrefixIndex): Healing | null {
+export function planHealing(prompt: string, tokens: number[], tokenizer: HealingTokenizer, index: TokenPrefixIndex): Healing | null {
   if (tokens.length < 2) return null;
   const ws = healTrailingWhitespace(prompt, tokens, tokenizer, index);
   if (ws) return ws;
@@ -94,7 +97,7 @@ const WHITESPACE_LOOKBACK = 8;
  * never met, and it writes top-level code or more spaces. The end is re-tokenized as if a word followed;
  * the tokens wholly inside the prompt are kept, and the rest (usually one space) is healed.
  */
-function healTrailingWhitespace(prompt: string, tokens: number[], tokenizer: TextTokenizer, index: TokenPrefixIndex): Healing | null {
+function healTrailingWhitespace(prompt: string, tokens: number[], tokenizer: HealingTokenizer, index: TokenPrefixIndex): Healing | null {
   if (!/[ \t]$/.test(prompt)) return null;
   const tail: number[] = [];
   for (let i = tokens.length - 1; i >= 1 && tail.length < WHITESPACE_LOOKBACK && !tokenizer.specialIds.has(tokens[i]); i--) tail.unshift(tokens[i]);
