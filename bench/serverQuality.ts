@@ -26,6 +26,7 @@ import { SyntaxRefiner } from '../src/completion/syntax/syntaxRefiner';
 import type { ModelTraits } from '../src/completion/types';
 import { defaultModelDir, packageRoot } from '../src/engine/host/defaultModel';
 import { Engine } from '../src/engine/worker/engine';
+import { probeServer } from '../src/servers/probeServer';
 import { loadPromptTokenizer } from '../src/servers/promptTokenizer';
 import { ServerGenerator } from '../src/servers/serverGenerator';
 import { exactRestOfLine } from './qualityMetrics';
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
   const log = (s: string) => console.error(`[server-quality] ${s}`);
   const samples = readEvalSamples(path.join(root, 'tools', 'model', 'eval', 'heldout.jsonl'), n);
   const { startLlamaServer } = require(path.join(root, 'scripts', 'llama-server.js')) as {
-    startLlamaServer: (o?: { parallel?: number; weights?: 'f32' | 'q8_0' }) => Promise<{ url: string; stop: () => Promise<void> }>;
+    startLlamaServer: (o?: { parallel?: number; weights?: 'f32' | 'q8_0'; extraArgs?: string[] }) => Promise<{ url: string; stop: () => Promise<void> }>;
   };
   const modelDir = defaultModelDir(root);
   const engine = await Engine.load(modelDir);
@@ -92,12 +93,16 @@ async function main(): Promise<void> {
   const syntax = new SyntaxRefiner();
   for (const lang of Object.values(LANGUAGE_IDS)) await syntax.ready(lang);
   const minConfidence = defaultCompletionSettings().minConfidence;
-  const server = await startLlamaServer({ parallel: 1, weights: 'q8_0' });
+  const server = await startLlamaServer({ parallel: 1, weights: 'q8_0', extraArgs: ['--alias', 'default'] });
   const tok = loadPromptTokenizer(modelDir);
   const context = { contextTokens: engine.info.contextLength };
   const generic: ModelTraits = { ...context, calibration: GENERIC_CALIBRATION, calibrationSource: 'generic (server)' };
+  // Set up as the editor sets them up: ids (the connect-time check's verdict for this GGUF), and a grammar to
+  // steer token healing where the probe finds llama.cpp's server (its /v1 routes too).
+  const served = await probeServer({ kind: 'openai', url: server.url, model: 'default', timeoutMs: 10_000 });
   const withIds = (g: ServerGenerator) => {
     g.useTokenIds(tok);
+    if (served.llamaCpp) g.takesGrammar();
     return g;
   };
   const paths: [string, Generator, ModelTraits][] = [

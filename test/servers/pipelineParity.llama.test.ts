@@ -33,6 +33,7 @@ import { loadPromptTokenizer } from '../../src/servers/promptTokenizer';
 import type { ServerKind } from '../../src/servers/protocols';
 import { ServerGenerator } from '../../src/servers/serverGenerator';
 import { ROOT } from '../helpers';
+import { ollamaForwarder } from './ollamaForwarder';
 
 const { startLlamaServer } = require(path.join(ROOT, 'scripts', 'llama-server.js')) as {
   startLlamaServer: (o?: { parallel?: number; weights?: 'f32' | 'q8_0'; extraArgs?: string[] }) => Promise<{ url: string; stop: () => Promise<void> }>;
@@ -136,3 +137,30 @@ for (const [kind, route] of [
     assert.ok((gaps.at(-1) ?? 0) <= MAX_GAP, `the gate's confidence differs by up to ${gaps.at(-1)}`);
   });
 }
+
+test('measured, not gated: Ollama (through a stand-in that forwards to the llama-server) and /infill take text', async (t) => {
+  // Both re-tokenize text with the GGUF's pre-tokenizer, which is not the model's (tokenizerCheck.ts), so the
+  // served model reads other token sequences; Ollama cannot take ids, /infill takes them only for the prefix
+  // and suffix (not the cursor line or the extra chunks). Reported, with the gate's generic calibration's
+  // inputs left as they come: the suggestions are what a team with this GGUF gets.
+  const markers = { prefix: '<fim_prefix>', suffix: '<fim_suffix>', middle: '<fim_middle>' };
+  const ollama = await ollamaForwarder(server.url, markers, engine.info.contextLength);
+  try {
+    for (const [name, gen] of [
+      ['ollama', new ServerGenerator({ kind: 'ollama', url: ollama.url, model: 'default', timeoutMs: 60_000 })],
+      ['/infill', new ServerGenerator({ kind: 'llama.cpp', url: server.url, timeoutMs: 60_000 })],
+    ] as const) {
+      const remote = await run(gen);
+      const equal = remote.filter((r, i) => (r.items[0] ?? '') === (local[i].items[0] ?? '')).length;
+      const withLogprobs = remote.filter((r) => r.confidence !== null).length;
+      t.diagnostic(`${name}: ${equal}/${POSITIONS} suggestions equal the local pipeline's; ${withLogprobs} scored by the gate`);
+      assert.ok(
+        remote.some((r) => (r.items[0] ?? '').trim() !== ''),
+        `${name}: no suggestion at all`,
+      );
+      if (name === 'ollama') assert.ok(withLogprobs > 0, 'Ollama streams log-probabilities when asked: the gate scores its suggestions');
+    }
+  } finally {
+    await ollama.close();
+  }
+});
