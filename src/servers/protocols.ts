@@ -21,6 +21,12 @@ export interface RequestInput {
    * first. Sent as a grammar (llama.cpp; other servers ignore it) with the top candidates' log-probabilities.
    */
   healed?: string;
+  /**
+   * /infill with token healing: the prefix and the cursor line as the local tokenizer's ids, less the held-back
+   * text (`input_prefix` takes ids; the cursor line, `prompt`, only text). Set only where the server tokenizes
+   * as the local model does (the connect-time check's "same").
+   */
+  infillPrefixIds?: number[];
   /** The request as parts, for servers that build the FIM prompt themselves. */
   infill?: InfillParts;
   opts: DecodeOptions;
@@ -114,15 +120,15 @@ function topCandidates(v: unknown): Candidate[] | undefined {
 }
 
 /** The body of a llama.cpp request without the generation settings: the prompt (text or ids), or /infill's parts. */
-const llamaPrompt = ({ prompt, ids, infill }: Omit<RequestInput, 'opts'>) =>
+const llamaPrompt = ({ prompt, ids, infill, infillPrefixIds }: Omit<RequestInput, 'opts'>) =>
   infill && !ids
     ? {
         path: '/infill',
         body: {
-          input_prefix: infill.prefix,
+          input_prefix: infillPrefixIds ?? infill.prefix,
           input_suffix: infill.suffix,
           input_extra: infill.extra.map((c) => ({ filename: c.path, text: c.text })),
-          prompt: infill.middle,
+          prompt: infillPrefixIds ? '' : infill.middle,
         },
       }
     : { path: '/completion', body: { prompt: ids ?? prompt } };
@@ -135,8 +141,8 @@ const llamaPrompt = ({ prompt, ids, infill }: Omit<RequestInput, 'opts'>) =>
  */
 const llamaCpp: Protocol = {
   multi: true,
-  request({ prompt, ids, healed, infill, opts, n = 1 }) {
-    const { path, body } = llamaPrompt({ prompt, ids, infill });
+  request({ prompt, ids, healed, infill, infillPrefixIds, opts, n = 1 }) {
+    const { path, body } = llamaPrompt({ prompt, ids, infill, infillPrefixIds });
     return {
       path,
       body: {

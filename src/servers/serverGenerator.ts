@@ -87,6 +87,11 @@ export class ServerGenerator implements Generator {
    * protocol): healing is then planned as the local engine plans it; else only mid-word, rejecting (serverHealing.ts).
    */
   private steersHealing: boolean;
+  /**
+   * Set when the server tokenizes text as the local model does (tokenizerCheck.ts: "same") and builds the
+   * prompt itself (/infill): token healing is then planned on this tokenizer's ids of the prefix.
+   */
+  private healer: PromptTokenizer | null = null;
 
   constructor(
     private readonly opts: ServerOptions,
@@ -165,19 +170,35 @@ export class ServerGenerator implements Generator {
     return this.ids !== null;
   }
 
+  /**
+   * The server tokenizes text as `tokenizer` does (the connect-time check's "same"): prompts Ghostline builds go
+   * as its ids (the same tokens, with token healing and document text that can never be read as a marker), and
+   * /infill's prefix too when a prompt is healed.
+   */
+  tokenizesAs(tokenizer: PromptTokenizer): void {
+    this.healer = tokenizer;
+    if (this.opts.kind === 'openai') this.useTokenIds(tokenizer);
+  }
+
   /** The server is llama.cpp's (the OpenAI-compatible backend's probe says so): its requests take a grammar. */
   takesGrammar(): void {
     if (this.opts.kind !== 'ollama') this.steersHealing = true;
   }
 
   private input(prompt: Prompt, hooks: BackendHooks, heal = false): ServerInput {
+    const infill = this.ownPrompt ? undefined : hooks.infill;
+    if (heal && infill && this.healer && this.steersHealing && this.opts.kind === 'llama.cpp') {
+      const before = infill.prefix + infill.middle;
+      const healing = planServerHealing(this.healer, before, this.healer.encodeLiteral(before), 'steer');
+      if (healing) return { prompt: promptText(prompt), infill, infillPrefixIds: healing.ids, healed: healing.healed, model: this.opts.model };
+    }
     const ids = this.ids?.encodePrompt(prompt);
     const healing = heal && this.ids && ids ? planServerHealing(this.ids, prompt, ids, this.steersHealing ? 'steer' : 'reject') : null;
     return {
       prompt: promptText(prompt),
       ids: healing?.ids ?? ids,
       healed: healing?.healed,
-      infill: this.ownPrompt ? undefined : hooks.infill,
+      infill,
       model: this.opts.model,
     };
   }

@@ -32,6 +32,7 @@ import { probeServer } from '../../src/servers/probeServer';
 import { loadPromptTokenizer } from '../../src/servers/promptTokenizer';
 import type { ServerKind } from '../../src/servers/protocols';
 import { ServerGenerator } from '../../src/servers/serverGenerator';
+import { planServerHealing } from '../../src/servers/serverHealing';
 import { ROOT } from '../helpers';
 import { ollamaForwarder } from './ollamaForwarder';
 
@@ -163,4 +164,42 @@ test('measured, not gated: Ollama (through a stand-in that forwards to the llama
   } finally {
     await ollama.close();
   }
+});
+
+test('/infill healed on ids (a server that tokenizes as the local model): the real llama-server takes the prefix as ids with the grammar, and every answer writes the held-back text first', async () => {
+  // This GGUF splits text its own way (the editor sends it ids), but the request shape is the one a "same"
+  // server (a Qwen2.5-Coder GGUF from llama.cpp's converter) gets; what is checked is that llama.cpp takes it
+  // and the grammar holds: the raw stream starts with the held-back text at every position.
+  const tok = loadPromptTokenizer(MODEL);
+  const streams: Promise<string>[] = [];
+  const recording: typeof fetch = async (input, init) => {
+    const res = await fetch(input, init);
+    streams.push(res.clone().text());
+    return res;
+  };
+  const gen = new ServerGenerator({ kind: 'llama.cpp', url: server.url, timeoutMs: 60_000, fetch: recording });
+  gen.tokenizesAs(tok);
+  let healed = 0;
+  for (const s of samples) {
+    const cut = s.prefix.lastIndexOf('\n') + 1;
+    const infill = { prefix: s.prefix.slice(Math.max(0, cut - 600), cut), middle: s.prefix.slice(cut), suffix: s.suffix.slice(0, 200), extra: [] };
+    const before = infill.prefix + infill.middle;
+    const plan = planServerHealing(tok, before, tok.encodeLiteral(before), 'steer');
+    if (!plan) continue;
+    healed++;
+    const prompt = [...template.fim(infill.prefix, infill.suffix), { text: infill.middle }];
+    streams.length = 0;
+    const r = await gen.generate(prompt, { ...settings.preset, temperature: 0, tokenHealing: true, maxNewTokens: 8 }, { infill });
+    const raw = (await streams[0])
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => (JSON.parse(l.slice(6)) as { content?: string }).content ?? '')
+      .join('');
+    assert.ok(
+      raw.startsWith(plan.healed) || plan.healed.startsWith(raw),
+      `${s.path}: the server wrote ${JSON.stringify(raw)}, not ${JSON.stringify(plan.healed)} first`,
+    );
+    assert.ok(r.tokenLogprobs?.every((lp) => lp <= 0 && Number.isFinite(lp)));
+  }
+  assert.ok(healed >= 10, `only ${healed} of the positions were healed`);
 });

@@ -130,3 +130,32 @@ test('through a server: the ids go without their last token, and the answer come
     await elsewhere.close();
   }
 });
+
+test('a server that tokenizes as the local model (verdict "same"): /infill healed on the prefix ids, /v1 sent as ids', async () => {
+  const infill = { prefix: 'def area(r):\n    return 3.14 * r * r\n\ndef name():\n', middle: '    ret', suffix: '\n', extra: [] };
+  const before = infill.prefix + infill.middle;
+  const ids = tok.encodeLiteral(before);
+  const healed = tok.decode([ids[ids.length - 1]]);
+  const srv = await completion(`${healed}urn "circle"`);
+  try {
+    const gen = new ServerGenerator({ kind: 'llama.cpp', url: srv.url, timeoutMs: 5000 });
+    gen.tokenizesAs(tok);
+    const prompt = [...template.fim(infill.prefix, infill.suffix), text(infill.middle)];
+    const r = await gen.generate(prompt, { tokenHealing: true, maxLines: 1, stop: [] }, { infill });
+    assert.equal(srv.paths[0], '/infill', "the server's own layout, still");
+    const body = srv.requests[0] as Record<string, unknown>;
+    assert.deepEqual(body.input_prefix, ids.slice(0, -1), 'the prefix and the cursor line as ids, less the held-back token');
+    assert.equal(body.prompt, '');
+    assert.equal(body.grammar, startsWithGrammar(healed));
+    assert.equal(r.text, 'urn "circle"');
+    // Without healing (a prompt that ends after punctuation, or healing off): the text parts as before.
+    await gen.generate(prompt, { tokenHealing: false, maxLines: 1, stop: [] }, { infill });
+    assert.equal((srv.requests[1] as Record<string, unknown>).input_prefix, infill.prefix);
+    assert.equal((srv.requests[1] as Record<string, unknown>).prompt, infill.middle);
+  } finally {
+    await srv.close();
+  }
+  const oai = new ServerGenerator({ kind: 'openai', url: 'http://127.0.0.1:9', model: 'm', timeoutMs: 1000 });
+  oai.tokenizesAs(tok);
+  assert.equal(oai.sendsTokenIds, true, 'OpenAI-compatible: the prompt as ids (the same tokens, and healing)');
+});
