@@ -85,6 +85,13 @@ export function openTail(text: string, lex: Lexical, mark?: number): OpenTail {
       i = CHAR_LITERAL.test(text) ? CHAR_LITERAL.lastIndex : i + 1;
       continue;
     }
+    if (ch === '/' && lex.regex && regexMayStart(text, i)) {
+      const end = regexEnd(text, i);
+      if (end > 0) {
+        i = end;
+        continue;
+      }
+    }
     const s = lex.strings.find((d) => text.startsWith(d.open, i));
     if (s) {
       str = s;
@@ -114,6 +121,36 @@ export function openTail(text: string, lex: Lexical, mark?: number): OpenTail {
   if (mark === undefined) return tail;
   atMark ??= [...stack];
   return { ...tail, openAtMark: [...atMark].reverse(), closedAfterMark: closedAfter };
+}
+
+/** Words after which `/` starts an expression, so a regular expression rather than a division. */
+const BEFORE_EXPRESSION = /(?:^|[^\w$.])(?:return|typeof|instanceof|in|of|new|delete|void|throw|case|do|else|yield|await)$/;
+
+/** Whether a `/` at `i` (not a comment) is where an expression may start: after an operator, an opener, or a keyword. */
+function regexMayStart(text: string, i: number): boolean {
+  let j = i - 1;
+  while (j >= 0 && (text[j] === ' ' || text[j] === '\t')) j--;
+  if (j < 0 || text[j] === '\n') return true;
+  if ('(,=:[!&|?{};+-*%<>~^'.includes(text[j])) return true;
+  return BEFORE_EXPRESSION.test(text.slice(Math.max(0, j - 11), j + 1));
+}
+
+/** The end (after its flags) of the regular expression literal opening at `i`, or -1 when none closes on its line. */
+function regexEnd(text: string, i: number): number {
+  let inClass = false;
+  for (let k = i + 1; k < text.length; k++) {
+    const c = text[k];
+    if (c === '\n') return -1;
+    if (c === '\\') k++;
+    else if (c === '[') inClass = true;
+    else if (c === ']') inClass = false;
+    else if (c === '/' && !inClass) {
+      let end = k + 1;
+      while (end < text.length && /[a-z]/i.test(text[end])) end++;
+      return end;
+    }
+  }
+  return -1;
 }
 
 /**

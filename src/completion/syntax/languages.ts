@@ -8,6 +8,8 @@ export interface Lexical {
   strings: ReadonlyArray<{ open: string; close: string; multiline: boolean; raw?: boolean; template?: boolean }>;
   /** `'` opens a string only when it reads as a character literal ('a', '\n', '\u{1F600}'); else it is skipped (Rust lifetimes, C++ digit separators). */
   charLiterals: boolean;
+  /** `/` may open a regular expression literal (JavaScript, TypeScript): its brackets and quotes are not code. */
+  regex?: boolean;
 }
 
 /** A grammar Ghostline knows: its key in grammars.json and the node types that are blocks for the cut. */
@@ -29,6 +31,7 @@ const JS_LEXICAL: Lexical = {
   ...C_COMMENTS,
   strings: [DQ, SQ, { open: '`', close: '`', multiline: true, template: true }],
   charLiterals: false,
+  regex: true,
 };
 const JS_BLOCKS = new Set(['statement_block', 'class_body', 'switch_body', 'enum_body', 'interface_body']);
 const C_LEXICAL: Lexical = { ...C_COMMENTS, strings: [DQ], charLiterals: true };

@@ -16,6 +16,11 @@ export interface SyntaxWindow {
   lineSuffix: string;
   /** Lines below the cursor line (starts with '\n' when non-empty). */
   suffix: string;
+  /**
+   * The window starts inside a block it does not show the start of (checkWindow found no top-level line):
+   * the parser reads a fragment (class members as stray code), so suggestions are not judged, only passed.
+   */
+  startsInBlock?: boolean;
 }
 
 export interface SyntaxRefinerOptions {
@@ -98,14 +103,14 @@ export class SyntaxRefiner {
   /**
    * Synchronous. `text` is a post-processed suggestion to insert at the cursor. Returns it, cut at the end of
    * the syntactic block the cursor is in, or null when inserting it adds parse errors the window did not have.
-   * When no grammar is loaded (yet, or ever), the window is too large, or anything throws: returns `text`
-   * unchanged and logs one line per language/problem, never throws.
+   * When no grammar is loaded (yet, or ever), the window is too large or starts inside a block, or anything throws:
+   * returns `text` unchanged and logs one line per language/problem, never throws.
    */
   refine(text: string, w: SyntaxWindow): string | null {
     this.lastOutcome = 'skipped';
     try {
       const g = this.grammar(w.languageId);
-      if (!g?.parser || text.trim() === '') return text;
+      if (!g?.parser || text.trim() === '' || w.startsInBlock) return text;
       const size = w.prefix.length + w.linePrefix.length + w.lineSuffix.length + w.suffix.length + text.length;
       if (size > this.maxChars) {
         this.logOnce(`${w.languageId}:size`, `syntax: ${w.languageId} window of ${size} characters is over ${this.maxChars}: not parsed`);
@@ -199,9 +204,10 @@ export class SyntaxRefiner {
 
   /**
    * Whether inserting `text` at the cursor adds parse errors the window did not have, by the rule refine()
-   * drops suggestions by; null when nothing is parsed. Never throws.
+   * drops suggestions by; null when nothing is parsed (or the window starts inside a block). Never throws.
    */
   addsErrors(text: string, w: SyntaxWindow, timeoutMs = this.parseTimeoutMs): boolean | null {
+    if (w.startsInBlock) return null;
     return this.withInserted(text, w, timeoutMs, (_g, before, after) => {
       const outcome = this.lastOutcome;
       const ok = this.verdict(text, text, before, after, { start: w.prefix.length + w.linePrefix.length, length: text.length }) !== null;

@@ -39,9 +39,12 @@ export function checkWindow(doc: TextSource, cursor: CursorPosition, ctx: Docume
   }
   above.reverse();
   // Not the top of the file: start at the first top-level line (no indentation, not a closer or continuation).
+  // With none, the window is a fragment of one long block (a class, a comment): the checks abstain.
+  let startsInBlock = false;
   if (i >= 0) {
     const top = above.findIndex((l) => /^[^\s)\]}.,]/.test(l));
     if (top > 0) above.splice(0, top);
+    startsInBlock = top < 0;
   }
   let suffix = '';
   for (let j = cursor.line + 1; j < doc.lineCount; j++) {
@@ -52,7 +55,7 @@ export function checkWindow(doc: TextSource, cursor: CursorPosition, ctx: Docume
   // The model's own window when the document gives less (a window never shrinks below what the model saw).
   const prefix = above.join('').length >= ctx.prefix.length ? above.join('') : ctx.prefix;
   if (suffix.length < ctx.suffix.length) suffix = ctx.suffix;
-  const window: SyntaxWindow = { languageId, prefix, linePrefix: ctx.linePrefix, lineSuffix: ctx.lineSuffix, suffix };
+  const window: SyntaxWindow = { languageId, prefix, linePrefix: ctx.linePrefix, lineSuffix: ctx.lineSuffix, suffix, startsInBlock };
   const lex = grammarFor(languageId)?.lexical;
   if (!lex) return { window, prose: false };
   const head = prefix + ctx.linePrefix;

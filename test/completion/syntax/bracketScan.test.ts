@@ -36,6 +36,12 @@ test('openTail: lifetimes and digit separators are not quotes; char literals are
   assert.deepEqual(openTail("r := '{'; f(", lex('go')).closers, [')']);
 });
 
+test('openTail: a regular expression literal’s brackets and quotes are not code; a division is no literal', () => {
+  assert.deepEqual(openTail('if (!/^[)\\]}"\'`;,\\s]+$/.test(rest)) return 1;\nf(', lex('typescript')), { closers: [')'], inside: null, damage: 0 });
+  assert.deepEqual(openTail('return /[{(]/i.test(s) ? f(', lex('javascript')).closers, [')']);
+  assert.deepEqual(openTail('const r = a / b; f(x / 2, [', lex('javascript')).closers, [']', ')']);
+});
+
 test('closingText: one closer a line; a multi-line string is closed only when asked', () => {
   const tail = openTail('f(`a (', lex('javascript'));
   assert.equal(closingText(tail, false), '\n)\n');

@@ -34,6 +34,17 @@ test('issue 23 (a): a method in the middle of a long class, its header above the
   assert.equal(refiner.refine('size;', check.window), 'size;');
 });
 
+test('a window inside a class whose header is out of reach starts in a block: the checks abstain', () => {
+  // Parsed as a fragment, the class's members are stray code and a method header reads as an error.
+  const methods = Array.from({ length: 400 }, (_, i) => `  m${i}(x: string): number {\n    return x.length + ${i};\n  }\n\n`).join('');
+  const { src, pos, ctx } = at(`export class A {\n${methods}  █\n    return 0;\n  }\n}\n`);
+  const check = checkWindow(src, pos, ctx, 'typescript');
+  assert.equal(check.window.startsInBlock, true);
+  const header = 'private average(x: string, y: number): number {';
+  assert.equal(refiner.refine(header, check.window), header);
+  assert.equal(refiner.addsErrors(header, check.window), null);
+});
+
 test('issue 23 (b): the cursor inside a docstring that opens above the model window is prose', () => {
   const lines = Array.from({ length: 60 }, (_, i) => `    Line ${i} of the prose: don't judge it (see below.\n`).join('');
   const { src, pos, ctx } = at(`def f():\n    """Summary.\n\n${lines}    .. v█\n    """\n    return 1\n`);
