@@ -1,14 +1,7 @@
 /** How a shown suggestion compares with what the user went on to write (the rest of the line). */
+import { firstLine } from '../src/completion/calibrate/keptMatch';
 
-/** The suggestion's first line with code on it (a block suggestion may start with a newline). */
-export function firstLine(suggestion: string): string {
-  return (suggestion.split('\n').find((l) => l.trim() !== '') ?? '').trimEnd();
-}
-
-/** The first line is exactly the rest of the line the user wrote. */
-export function exactRestOfLine(suggestion: string, expected: string): boolean {
-  return firstLine(suggestion) === expected.trimEnd();
-}
+export { exactRestOfLine, firstLine, gateCurve, THRESHOLDS, type CurvePoint } from '../src/completion/calibrate/keptMatch';
 
 /**
  * The first word the editor's word-by-word accept (Ctrl+Right) would take is right: the suggestion up to
@@ -22,22 +15,3 @@ export function firstWordRight(suggestion: string, expected: string): boolean {
   // "item" is not a right first word of "items": the word must end where the expected one does.
   return !(/\w$/.test(word) && /^\w/.test(expected.slice(word.length)));
 }
-
-export interface CurvePoint {
-  threshold: number;
-  /** Suggestions shown, over all cursor positions. */
-  shown: number;
-  /** Exact rest of line among the shown ones. */
-  precision: number;
-}
-
-/** Shown rate and precision when only suggestions with confidence >= t are shown, for each t. */
-export function gateCurve(points: { confidence: number | null; exact: boolean }[], total: number, thresholds: number[]): CurvePoint[] {
-  return thresholds.map((t) => {
-    const shown = points.filter((p) => p.confidence !== null && p.confidence >= t);
-    const right = shown.filter((p) => p.exact).length;
-    return { threshold: t, shown: total ? shown.length / total : 0, precision: shown.length ? right / shown.length : 0 };
-  });
-}
-
-export const THRESHOLDS = Array.from({ length: 20 }, (_, i) => Math.round(i * 5) / 100);

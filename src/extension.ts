@@ -36,7 +36,7 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
     log.error(`${msg}; a fresh worker starts on the next request`);
     status.set('error', msg);
   };
-  const loader = new ModelLoader(engine, config, status, log, context.extensionPath);
+  const loader = new ModelLoader(engine, config, status, log, context.extensionPath, context.globalStorageUri.fsPath);
   const router = new BackendRouter({ loader, config, status, stats, log, secrets: context.secrets });
   const loadLocal = () => (router.wantsLocal() ? loader.load() : Promise.resolve(false));
   const enabled = { value: context.globalState.get<boolean>('ghostline.enabled', true) };

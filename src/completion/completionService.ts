@@ -18,6 +18,7 @@ import type { SyntaxRefiner } from './syntax/syntaxRefiner';
 import { checkWindow } from './syntax/syntaxWindow';
 import { insertAt } from './textOverlay';
 import type { CompletionOutcome, CompletionRequest, CompletionSettings, DocumentContext, ExtraChunk, ModelTraits, ScoredItems } from './types';
+import { gateThreshold } from './gate/gateThreshold';
 
 const NOTHING: ScoredItems = Object.freeze({ items: [], confidence: null }) as ScoredItems;
 /** What waiting on an in-flight generation gives when its text stopped agreeing with what was typed. */
@@ -62,6 +63,26 @@ export class CompletionService {
     this.now = extras.now ?? (() => performance.now());
   }
 
+  /**
+   * The same pipeline over the same generator, model and syntax, with settings changed (calibration runs
+   * every suggestion past the gate): its own caches, so nothing it computes reaches the editor's.
+   */
+  withSettings(change: Partial<CompletionSettings>): CompletionService {
+    return new CompletionService(this.generator, this.template, () => ({ ...this.settings(), ...change }), this.model, this.syntax, {
+      ring: this.ring,
+      now: this.now,
+    });
+  }
+
+  /** The model's traits in use now (its calibration included) and the settings of the active document. */
+  get traits(): ModelTraits {
+    return this.model();
+  }
+
+  get currentSettings(): CompletionSettings {
+    return this.settings();
+  }
+
   /** A suggestion from the cache alone (no model call, no waiting), or null. */
   peek(req: CompletionRequest): CompletionOutcome | null {
     const t0 = this.now();
@@ -88,7 +109,7 @@ export class CompletionService {
 
   /** The confidence gate: items are shown when the explicit trigger asked, or their confidence clears the bar. */
   private gate(items: string[], confidence: number | null, explicit: boolean): { items: string[]; confidence: number | null; gated: boolean } {
-    const shown = explicit || confidence === null || confidence >= this.settings().minConfidence;
+    const shown = explicit || confidence === null || confidence >= gateThreshold(this.model().calibration, this.settings().minConfidence);
     return { items: shown ? items : [], confidence, gated: !shown && items.length > 0 };
   }
 

@@ -177,7 +177,8 @@ export class BackendRouter implements vscode.Disposable {
       inline,
       () => template,
       () => traits,
-      { config: this.d.config, syntax: this.d.loader.syntax, ring: this.d.loader.ring },
+      { config: this.d.config, syntax: this.d.loader.syntax, ring: this.d.loader.ring, calibrations: this.d.loader.calibrations },
+      `${settings.backend} ${settings.url} ${settings.model}`,
     );
     // Only this connection's health speaks for the server: a request of a replaced connection fails when its
     // client is closed ("The client is destroyed"), which says nothing about the server now in use.

@@ -11,6 +11,7 @@ import { generateFromSelection, type GenerateArgs } from './generateFromSelectio
 import { ReviewDocuments } from './reviewDocuments';
 import type { BackendRouter } from './backendRouter';
 import type { ModelLoader } from './modelLoader';
+import { type CalibrateArgs, calibrateWorkspace } from './calibrateCommand';
 import { setServerKey } from './serverKey';
 import type { StatusBar } from './statusBar';
 
@@ -41,6 +42,22 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
           status: d.status,
           log: d.log,
           review,
+        },
+        args,
+      ),
+    ),
+    reg('ghostline.calibrateWorkspace', (args?: CalibrateArgs) =>
+      calibrateWorkspace(
+        {
+          active: () => {
+            const service = d.router.service();
+            if (!service) return null;
+            const name = d.router.serverName(service) ?? d.loader.info?.name;
+            return name ? { service, name } : null;
+          },
+          calibrations: d.loader.calibrations,
+          status: d.status,
+          log: d.log,
         },
         args,
       ),

@@ -5,6 +5,7 @@ import type { Generator } from '../completion/generator';
 import type { FimTemplate } from '../completion/prompt/fimTemplates';
 import type { SyntaxRefiner } from '../completion/syntax/syntaxRefiner';
 import type { ModelTraits } from '../completion/types';
+import type { CalibrationStore } from './calibrationStore';
 import type { Config } from './config';
 
 /** What every editor-side service shares, whichever generator it drives. */
@@ -14,14 +15,33 @@ export interface EditorServiceDeps {
   syntax: SyntaxRefiner;
   /** The extra context from other files the user has visited: one ring, so a reload or a switch keeps it. */
   ring: ChunkRing;
+  /** Calibrations fitted on the user's own code ("Calibrate for This Workspace"), by model. */
+  calibrations: CalibrationStore;
 }
 
+/** Which model each service runs, as the calibration store names it (calibrateCommand.ts asks). */
+const modelKeys = new WeakMap<CompletionService, string>();
+export const calibrationKeyOf = (service: CompletionService): string | undefined => modelKeys.get(service);
+
 /**
- * The pipeline as the editor runs it over one generator (the local model or a server): the settings of the
- * active document, and the syntax refiner and context ring shared by every service.
+ * The pipeline as the editor runs it over one generator (the local model or a server, `modelKey`): the settings
+ * of the active document, the syntax refiner and context ring shared by every service, and the model's own
+ * calibration when the user fitted one (it replaces the folder's or the generic one).
  */
-export function editorService(generator: Generator, template: () => FimTemplate | null, traits: () => ModelTraits, deps: EditorServiceDeps): CompletionService {
-  return new CompletionService(generator, template, () => deps.config.completion(vscode.window.activeTextEditor?.document), traits, deps.syntax, {
+export function editorService(
+  generator: Generator,
+  template: () => FimTemplate | null,
+  traits: () => ModelTraits,
+  deps: EditorServiceDeps,
+  modelKey: string,
+): CompletionService {
+  const withOwn = (): ModelTraits => {
+    const own = deps.calibrations.get(modelKey);
+    return own ? { ...traits(), calibration: own, calibrationSource: `this workspace's (${String(own.fitted?.date ?? '').slice(0, 10)})` } : traits();
+  };
+  const service = new CompletionService(generator, template, () => deps.config.completion(vscode.window.activeTextEditor?.document), withOwn, deps.syntax, {
     ring: deps.ring,
   });
+  modelKeys.set(service, modelKey);
+  return service;
 }

@@ -13,6 +13,7 @@ import type { Config } from './config';
 import { documentSource } from './documentSource';
 import { editorService } from './editorService';
 import type { StatusBar } from './statusBar';
+import { CalibrationStore } from './calibrationStore';
 
 /**
  * Loads the configured model into the worker (the worker frees the previous session), keeps the FIM
@@ -26,6 +27,8 @@ export class ModelLoader {
   readonly syntax = new SyntaxRefiner({ log: (line) => this.log.info(line) });
   /** The extra context from other files, fed by ringFeeder.ts; kept across model loads and shared with a server backend. */
   readonly ring = new ChunkRing();
+  /** Calibrations fitted on the user's code, by model; shared with a server backend. */
+  readonly calibrations: CalibrationStore;
   private generation = 0;
   /**
    * False while a server is the backend: the local model is then only the fallback, and its loading
@@ -39,7 +42,15 @@ export class ModelLoader {
     private readonly status: StatusBar,
     private readonly log: vscode.LogOutputChannel,
     private readonly extensionPath: string,
-  ) {}
+    storageDir: string,
+  ) {
+    this.calibrations = new CalibrationStore(path.join(storageDir, 'calibrations'));
+  }
+
+  /** The loaded model as the calibration store names it: its folder and the ONNX file in use. */
+  get modelKey(): string {
+    return `local ${this.modelDir()} ${this.info ? path.basename(this.info.onnxFile) : ''}`;
+  }
 
   modelDir(): string {
     const { path: p } = this.config.model();
@@ -63,7 +74,8 @@ export class ModelLoader {
         this.client,
         () => this.template,
         () => traits,
-        { config: this.config, syntax: this.syntax, ring: this.ring },
+        { config: this.config, syntax: this.syntax, ring: this.ring, calibrations: this.calibrations },
+        this.modelKey,
       );
       this.log.info(
         `model ready: ${info.name}, ${path.basename(info.onnxFile)}, ${info.layers} layers, vocab ${info.vocab}, context ${info.contextLength}, ` +

@@ -10,6 +10,8 @@
 //      text appears, and Show Stats counts a suggestion held back by the confidence gate
 //   6. Generate from Selection on a method in the middle of a class with code after it (generateStep.js):
 //      the result is reviewed as a diff, inserted, and ends where the method ends
+//   7. Calibrate for This Workspace on 40 files of real code (calibrateStep.js): the progress notification,
+//      and the report opened as a Markdown preview, its numbers and plot on disk
 // Not a `node --test` file (no .test.js suffix): run it with `node test/e2e/browser.e2e.js`.
 // Options: --vsix <file> install this package into the clean code-server profile and test it (what users
 //                       install; `npm test` passes the linux-x64 .vsix) instead of loading this folder
@@ -28,6 +30,7 @@ const path = require('node:path');
 const cs = require('../../scripts/code-server');
 const { nbsp, openFile, pollFile, runCommand, sleep } = require('./ui');
 const { generateInBrowser } = require('./generateStep');
+const { calibrateInBrowser } = require('./calibrateStep');
 
 /** @typedef {import('playwright-core').Page} Page */
 
@@ -302,6 +305,7 @@ async function main() {
       mark('the accepted text is a sensible body for the function');
       await knownBadShowsNothing(page, workspace);
       await generateInBrowser(page, workspace, mark, path.join(RESULTS, 'e2e-generate-review.png'));
+      await calibrateInBrowser(page, workspace, ROOT, mark, path.join(RESULTS, 'e2e-calibration-report.png'));
     }
     return 0;
   } catch (err) {

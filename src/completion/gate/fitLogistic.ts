@@ -18,7 +18,8 @@ export function fitLogistic(xs: readonly number[][], ys: readonly number[], l2 =
   const scale = new Array<number>(d).fill(0);
   for (const x of xs) for (let j = 0; j < d; j++) mean[j] += x[j] / n;
   for (const x of xs) for (let j = 0; j < d; j++) scale[j] += (x[j] - mean[j]) ** 2 / n;
-  for (let j = 0; j < d; j++) scale[j] = Math.sqrt(scale[j]) || 1; // a constant feature stays at weight 0
+  // A constant feature (its spread only rounding error: 1 - 1e-17) stays at weight 0, with a scale that survives rounding.
+  for (let j = 0; j < d; j++) scale[j] = Math.sqrt(scale[j]) > 1e-6 ? Math.sqrt(scale[j]) : 1;
   const z = xs.map((x) => x.map((v, j) => (v - mean[j]) / scale[j]));
   // Parameters: [bias, w_1..w_d]; the bias is not regularised.
   const theta = new Array<number>(d + 1).fill(0);
