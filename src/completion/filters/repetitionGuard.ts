@@ -8,9 +8,11 @@ import type { CompletionFilter } from './filterContext';
  * in a loop down to one copy of what repeats: a chunk of 1-16 characters 4 or more times (`0000`), or one
  * of up to 48 characters 3 or more times, possibly cut off mid-copy (` + f(n - 1) + f(n - 1) + f(n`): the
  * generation stopped inside the loop. A repeated run on an earlier line (`# ----`) was left by the model and
- * is kept.
+ * is kept, and so is one on the last line when the model ended it itself (finish reason `eos` or `stop`: an
+ * end of text, a stop string, the line limit's newline): a loop runs until a limit stops it (`length`,
+ * `time`), so a line the model finished is a ruler (`# =====`) or data (`0, 0, 0, 0,`), not a loop.
  */
-export const repetitionGuard: CompletionFilter = (text) => {
+export const repetitionGuard: CompletionFilter = (text, ctx) => {
   const lines = text.split('\n');
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i].trim();
@@ -23,6 +25,7 @@ export const repetitionGuard: CompletionFilter = (text) => {
       break;
     }
   }
+  if (ctx.finishReason === 'eos' || ctx.finishReason === 'stop') return text;
   const last = text.lastIndexOf('\n') + 1;
   return text.slice(0, last) + cutTrailingLoop(text.slice(last).replace(/(.{1,16}?)\1{3,}$/u, '$1'));
 };

@@ -39,10 +39,15 @@ export function checkWindow(doc: TextSource, cursor: CursorPosition, ctx: Docume
   }
   above.reverse();
   // Not the top of the file: start at the first top-level line (no indentation, not a closer or continuation).
-  // With none, the window is a fragment of one long block (a class, a comment): the checks abstain.
+  // With none, the window is a fragment of one long block (a class, a comment): the checks abstain. A
+  // document whose first line is not top-level is such a fragment too (a slice of a file, a pasted block:
+  // a source file starts outside every block), so its top is no top-level line either.
   let startsInBlock = false;
-  if (i >= 0) {
-    const top = above.findIndex((l) => /^[^\s)\]}.,]/.test(l));
+  const topLevel = (l: string) => /^[^\s)\]}.,]/.test(l);
+  const first = above.find((l) => l.trim() !== '');
+  const fragment = i < 0 && first !== undefined && !topLevel(first);
+  if (i >= 0 || fragment) {
+    const top = above.findIndex(topLevel);
     if (top > 0) above.splice(0, top);
     startsInBlock = top < 0;
   }
@@ -52,8 +57,9 @@ export function checkWindow(doc: TextSource, cursor: CursorPosition, ctx: Docume
     if (suffix.length + l.length > SYNTAX_SUFFIX_CHARS) break;
     suffix += l;
   }
-  // The model's own window when the document gives less (a window never shrinks below what the model saw).
-  const prefix = above.join('').length >= ctx.prefix.length ? above.join('') : ctx.prefix;
+  // The model's own window when the document gives less (a window never shrinks below what the model saw),
+  // unless that is a fragment's top, moved down from.
+  const prefix = fragment || above.join('').length >= ctx.prefix.length ? above.join('') : ctx.prefix;
   if (suffix.length < ctx.suffix.length) suffix = ctx.suffix;
   const window: SyntaxWindow = { languageId, prefix, linePrefix: ctx.linePrefix, lineSuffix: ctx.lineSuffix, suffix, startsInBlock };
   const lex = grammarFor(languageId)?.lexical;

@@ -73,3 +73,20 @@ test('issue 23 (c, d): the brackets open at the cursor, and the ones the documen
   assert.deepEqual(d.openAtCursor, [')', ')']);
   assert.equal(d.closedAfterCursor, 2);
 });
+
+test('a document whose first line is indented (a slice of a file) is a fragment: the window moves down to a top-level line or abstains', () => {
+  // Inside a docstring whose opener is not in the document: read from its top, the prose is code.
+  const doc = Array.from({ length: 30 }, (_, i) => `    Line ${i} of the prose: don't judge it (see below.\n`).join('');
+  const inside = at(`${doc}    .. v█\n    """\n    return 1\n`);
+  const c = checkWindow(inside.src, inside.pos, inside.ctx, 'python');
+  assert.equal(c.window.startsInBlock, true);
+  assert.equal(refiner.refine('ersionchanged:: 2.0', c.window), 'ersionchanged:: 2.0');
+  // A top-level line below the slice's top: the window starts there, as for a window that does not reach the top.
+  const below = at(`        return 1\n\n\ndef g(x):\n    return f(█)\n`);
+  const d = checkWindow(below.src, below.pos, below.ctx, 'python');
+  assert.ok(d.window.prefix.startsWith('def g(x):'));
+  assert.equal(d.window.startsInBlock, false);
+  // A whole file starting at the top is read from its top, as before.
+  const whole = at(`import os\n\ndef g(x):\n    return f(█)\n`);
+  assert.ok(checkWindow(whole.src, whole.pos, whole.ctx, 'python').window.prefix.startsWith('import os'));
+});
