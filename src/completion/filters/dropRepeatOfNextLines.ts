@@ -29,5 +29,5 @@ function closesWhatIsLeftOpen(line: string, ctx: FilterContext): boolean {
   if (ctx.openAtCursor === undefined || ctx.closedAfterCursor === undefined || !/^[)\]}][)\]};,\s]*$/.test(line)) return false;
   const closers = line.replace(/[^)\]}]/g, '');
   const missing = ctx.openAtCursor.length - ctx.closedAfterCursor;
-  return closers.length <= missing && [...closers].every((c, i) => ctx.openAtCursor![i] === c);
+  return closers.length <= missing && [...closers].every((c, i) => ctx.openAtCursor![i][0] === c);
 }

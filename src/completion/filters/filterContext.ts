@@ -14,7 +14,8 @@ export interface FilterContext {
   indent: string;
   /**
    * Closers of the brackets open at the cursor, innermost first, from a wide slice of the document
-   * (syntax/checkWindow.ts); absent when unknown (the cursor line's own brackets are then used).
+   * (syntax/checkWindow.ts); absent when unknown (the cursor line's own brackets are then used). A template
+   * literal's `${` is '}`' (its `}` returns to the template text).
    */
   openAtCursor?: readonly string[];
   /** How many of `openAtCursor` the document after the cursor closes itself. */

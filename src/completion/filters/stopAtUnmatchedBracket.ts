@@ -2,6 +2,8 @@ import type { CompletionFilter } from './filterContext';
 
 const OPEN: Record<string, string> = { '(': ')', '[': ']', '{': '}' };
 const CLOSE = new Set([')', ']', '}']);
+/** How `openAtCursor` writes a template literal's `${` (syntax/bracketScan.ts). */
+const TEMPLATE_EXPR = '}`';
 
 /**
  * Cuts the completion at a closing bracket that closes nothing it opened (llama-coder's bracket stop),
@@ -11,7 +13,8 @@ const CLOSE = new Set([')', ']', '}']);
  * Whatever the completion opens and leaves open is closed by the document too, so `} else {` may close one
  * more. Without that knowledge, only brackets opened earlier on the cursor line count, and a closer the
  * rest of the line already has cuts. Quotes on a line are skipped roughly, so brackets inside string
- * literals do not count.
+ * literals do not count, nor do those of a template literal's text after the `}` that closes the `${` the
+ * cursor is in (`${err.path})\`;`).
  */
 export const stopAtUnmatchedBracket: CompletionFilter = (text, ctx) => {
   const known = ctx.openAtCursor !== undefined && ctx.closedAfterCursor !== undefined;
@@ -37,8 +40,11 @@ export const stopAtUnmatchedBracket: CompletionFilter = (text, ctx) => {
         stack.pop();
         continue;
       }
-      if (open[closes.length] !== ch) return text.slice(0, i).trimEnd();
+      const closer = open[closes.length];
+      if (closer?.[0] !== ch) return text.slice(0, i).trimEnd();
       closes.push(i);
+      // The `}` of a template literal's `${`: what follows is the template's text, up to its backquote.
+      if (closer === TEMPLATE_EXPR) quote = '`';
     }
   }
   if (closes.length === 0) return text;

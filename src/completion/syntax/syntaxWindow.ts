@@ -13,7 +13,10 @@ export interface CheckWindow {
   window: SyntaxWindow;
   /** The cursor is inside a string or comment: prose, which the syntax check must not judge. */
   prose: boolean;
-  /** Closers of the brackets open at the cursor (innermost first), as far as the window shows; undefined in prose. */
+  /**
+   * Closers of the brackets open at the cursor (innermost first), as far as the window shows; undefined in
+   * prose. A template literal's `${` has '}`': its `}` goes back into the template text.
+   */
   openAtCursor?: string[];
   /** How many of those the text after the cursor (rest of line and lines below) closes itself. */
   closedAfterCursor?: number;
@@ -70,5 +73,5 @@ export function checkWindow(doc: TextSource, cursor: CursorPosition, ctx: Docume
   const atCursor = openTail(head, lex);
   const prose = atCursor.inside !== null || openTail(`${head}(`, lex).closers.length === atCursor.closers.length;
   if (prose) return { window, prose };
-  return { window, prose, openAtCursor: tail.openAtMark?.map((c) => c[0]), closedAfterCursor: tail.closedAfterMark };
+  return { window, prose, openAtCursor: tail.openAtMark, closedAfterCursor: tail.closedAfterMark };
 }
