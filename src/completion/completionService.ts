@@ -1,4 +1,5 @@
 import { promptText } from '../engine/shared/prompt';
+import type { FirstLine, Sequence } from '../engine/shared/types';
 import { CompletionCache } from './cache/completionCache';
 import { scoreSuggestion } from './gate/scoreSuggestion';
 import { contextHash } from './cache/contextKey';
@@ -152,16 +153,28 @@ export class CompletionService {
     if (running && !wantAlternatives && running.compatible(hash, ctx.linePrefix)) {
       running.attach(signal);
       const typed = ctx.linePrefix.slice(running.linePrefix.length);
+      const restOf = (x: ScoredItems) => x.items.filter((t) => t.startsWith(typed) && t.length > typed.length).map((t) => t.slice(typed.length));
       // Wait while what the model writes agrees with what was typed. Once it disagrees nothing it writes can
       // serve this keystroke, so the model is asked afresh at once rather than after the whole generation
       // (measured: about 300 ms of a pause went to waiting out such generations).
-      const scored = await untilAborted(
-        Promise.race<ScoredItems | typeof DIVERGED>([running.promise.catch(() => NOTHING), running.diverges(typed).then(() => DIVERGED)]),
-        signal,
-        NOTHING,
-      );
+      const whole = () => Promise.race<ScoredItems | typeof DIVERGED>([running.promise.catch(() => NOTHING), running.diverges(typed).then(() => DIVERGED)]);
+      // A block's first line, once written, serves this keystroke as it served the one that started it.
+      const first = await untilAborted(Promise.race([whole().then(() => null), running.early]), signal, null);
+      if (first && !req.explicit) {
+        const rest = restOf(first);
+        if (rest.length > 0 && this.gate(rest, first.confidence, false).items.length > 0)
+          return done({
+            items: rest,
+            confidence: first.confidence,
+            raw: running.streamed,
+            source: 'inflight',
+            cancelled: false,
+            fuller: running.promise.then((x) => x !== NOTHING).catch(() => false),
+          });
+      }
+      const scored = await untilAborted(whole(), signal, NOTHING);
       if (scored !== DIVERGED) {
-        const rest = scored.items.filter((t) => t.startsWith(typed) && t.length > typed.length).map((t) => t.slice(typed.length));
+        const rest = restOf(scored);
         // Typing what the model predicted keeps its confidence (the rest is the same tokens).
         if (rest.length > 0) return done({ items: rest, confidence: scored.confidence, raw: running.streamed, source: 'inflight', cancelled: false });
         if (signal?.aborted) return done({ items: [], confidence: null, raw: null, source: 'none', cancelled: true });
@@ -176,7 +189,8 @@ export class CompletionService {
     const result = await this.runModel(req, ctx, hash, mode, extra, template, wantAlternatives ? s.alternatives : 1, signal);
     // Prefetch only after a suggestion the user sees: one the gate holds back will not be accepted.
     const shown = this.gate(result.items, result.confidence, req.explicit).items;
-    if (shown.length > 0 && s.prefetch && !req.explicit) this.prefetchAfter(req, shown[0]);
+    // Not after a block's first line: the block is still being written, and a prefetch would cut it off.
+    if (shown.length > 0 && s.prefetch && !req.explicit && !result.fuller) this.prefetchAfter(req, shown[0]);
     return done(result);
   }
 
@@ -226,27 +240,41 @@ export class CompletionService {
       openAtCursor: check.openAtCursor,
       closedAfterCursor: check.closedAfterCursor,
     };
+    // A block's first line is shown as soon as it is written; the rest goes on into the cache (see below).
+    const early = mode === 'block' && alternatives === 1;
+    let firstLine: (line: FirstLine) => void = () => undefined;
+    const firstLineWritten = new Promise<FirstLine>((resolve) => (firstLine = resolve));
     const generation = this.generator.generate(built.prompt, options, {
       signal: job.controller.signal,
       onText: (d) => job.append(d),
+      onFirstLine: early ? (line) => firstLine(line) : undefined,
       infill,
     });
     const calibration = this.model().calibration;
+    const score = (sequence: Sequence, text: string | null): ScoredItems => {
+      if (text === null) return NOTHING;
+      if (!calibration || sequence.tokenLogprobs.length === 0) return { items: [text], confidence: null };
+      return { items: [text], ...scoreSuggestion(calibration, text, sequence, ctx, req.languageId) };
+    };
+    const refine = (text: string | null): string | null => {
+      // Prose (a docstring, a comment, a string) is not code: tree-sitter cannot judge it.
+      if (text === null || !this.syntax || check.prose) return text;
+      const refined = this.syntax.refine(text, check.window);
+      return refined === null || refined.trim() === '' ? null : refined;
+    };
     job.promise = generation.then((r) => {
       if (r.finishReason === 'cancelled') return NOTHING;
-      const processed = r.sequences.map((q) => {
-        const text = postProcess(q.text, { ...fctx, finishReason: q.finishReason });
-        // Prose (a docstring, a comment, a string) is not code: tree-sitter cannot judge it.
-        if (text === null || !this.syntax || check.prose) return text;
-        const refined = this.syntax.refine(text, check.window);
-        return refined === null || refined.trim() === '' ? null : refined;
-      });
+      const processed = r.sequences.map((q) => refine(postProcess(q.text, { ...fctx, finishReason: q.finishReason })));
       const best = processed.findIndex((t) => t !== null);
       const items = distinct(processed);
       // A backend that reports no token log-probabilities cannot be scored: nothing is held back.
-      if (best < 0 || !calibration || r.sequences[best].tokenLogprobs.length === 0) return { items, confidence: null };
-      return { items, ...scoreSuggestion(calibration, processed[best]!, r.sequences[best], ctx, req.languageId) };
+      if (best < 0) return { items, confidence: null };
+      return { ...score(r.sequences[best], processed[best]), items };
     });
+    // The first line as a suggestion of its own: post-processed as a one-line answer the model ended there.
+    job.early = firstLineWritten.then((line) =>
+      score({ ...line, finishReason: 'stop', logprob: Number.NaN, tokens: [] }, refine(postProcess(line.text, { ...fctx, finishReason: 'stop' }))),
+    );
     // The result is cached when the generation ends, even after this caller has gone: the next keystroke
     // (which may have attached to it) or a return to this place then costs nothing.
     const settled = Promise.all([generation, job.promise])
@@ -260,6 +288,15 @@ export class CompletionService {
         job.settle();
         if (this.inflight === job) this.inflight = null;
       });
+    // A block's first line, when the gate would show it, is the answer now: the user sees it while the rest is
+    // written, and the whole block, cached when it ends, is what the next request here gets (`fuller` says when).
+    if (early) {
+      const first = await untilAborted(Promise.race([settled.then(() => null), job.early]), signal, null);
+      if (first && this.gate(first.items, first.confidence, req.explicit).items.length > 0) {
+        const fuller = settled.then(({ r }) => r.finishReason !== 'cancelled').catch(() => false);
+        return { ...first, raw: job.streamed, source: 'model', prompt: promptText(built.prompt), cancelled: false, fuller };
+      }
+    }
     // A cancelled caller is released at once; the generation runs on for the grace period in case the next
     // keystroke can use it.
     const out = await untilAborted(settled, signal, null);

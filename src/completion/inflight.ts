@@ -12,6 +12,8 @@ export class InFlight {
   /** Raw text streamed so far (append() adds to it). */
   streamed = '';
   promise!: Promise<ScoredItems>;
+  /** A block's first line as a suggestion, once it is written (never settles for a line request). */
+  early: Promise<ScoredItems> = new Promise(() => undefined);
   /** Called after each streamed piece, until the generation ends. */
   private readonly listeners = new Set<() => void>();
 

@@ -96,6 +96,12 @@ export interface CompletionOutcome {
   stats?: GenerationStats;
   prompt?: string;
   latencyMs: number;
+  /**
+   * Set when this is a block's first line, shown while the model writes the rest: true once the whole block
+   * is in the cache, where the next request at this place finds it (the editor asks again then); false when
+   * the generation was cut off.
+   */
+  fuller?: Promise<boolean>;
 }
 
 /** Post-processed items and the best one's confidence. */

@@ -4,7 +4,7 @@ import { TextStopper } from '../engine/shared/textStopper';
 import { cancelledResult } from '../engine/shared/cancelledResult';
 import { type DecodeOptions, resolveDecodeOptions } from '../engine/shared/decodeOptions';
 import { type Prompt, promptText } from '../engine/shared/prompt';
-import type { FinishReason, GenerateResult, GenerationStats, Sequence } from '../engine/shared/types';
+import { type FinishReason, firstLineEnd, type GenerateResult, type GenerationStats, type Sequence } from '../engine/shared/types';
 import { connectionError, httpError, ServerError } from './serverErrors';
 import { drainCapped, streamPayloads } from './streamLines';
 import type { PromptTokenizer } from './promptTokenizer';
@@ -111,7 +111,9 @@ export class ServerGenerator implements Generator {
     const onAbort = () => stop.abort();
     hooks.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const runs = batches.map((b) => this.run(b, input, { signal: stop.signal, onText: b.first === 0 ? hooks.onText : undefined }, t0));
+      const runs = batches.map((b) =>
+        this.run(b, input, { signal: stop.signal, ...(b.first === 0 ? { onText: hooks.onText, onFirstLine: hooks.onFirstLine } : {}) }, t0),
+      );
       runs[0].catch(() => stop.abort());
       const settled = await Promise.allSettled(runs);
       if (hooks.signal?.aborted) return cancelledResult();
@@ -341,10 +343,19 @@ export class ServerGenerator implements Generator {
       seen: false,
       stats: undefined as Partial<GenerationStats> | undefined,
     }));
+    let onFirstLine = hooks.onFirstLine;
     const emit = (lane: (typeof lanes)[number], delta: string) => {
       if (!delta) return;
       lane.text += delta;
-      if (lane === lanes[0]) hooks.onText?.(delta);
+      if (lane !== lanes[0]) return;
+      hooks.onText?.(delta);
+      const end = onFirstLine ? firstLineEnd(lane.text) : -1;
+      if (onFirstLine && end >= 0) {
+        // The tokens up to the one that wrote the newline, as the local engine reports them.
+        const k = lane.tokenTextEnds.findIndex((e) => e > end) + 1 || lane.tokenTextEnds.length;
+        onFirstLine({ text: lane.text.slice(0, end), tokenLogprobs: lane.tokenLogprobs.slice(0, k), tokenTextEnds: lane.tokenTextEnds.slice(0, k) });
+        onFirstLine = undefined;
+      }
     };
     let open = b.n;
     let any = false;

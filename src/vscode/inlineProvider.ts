@@ -28,6 +28,12 @@ export interface ProviderDeps {
  * word, Alt+] / Alt+[ cycle the alternatives returned on an explicit trigger, and snooze hides them.
  */
 export class InlineProvider implements vscode.InlineCompletionItemProvider {
+  /**
+   * Where the editor was asked again because a block's rest is now cached (refreshWhenFuller): that request
+   * is the automatic one continued, not an Alt+\ (the trigger command always says Invoke).
+   */
+  private refreshing: { uri: string; version: number; line: number; character: number } | null = null;
+
   constructor(private readonly deps: ProviderDeps) {}
 
   async provideInlineCompletionItems(
@@ -41,7 +47,15 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
     if (!service || !deps.enabled() || !deps.config.enabledFor(document)) return undefined;
     // While the suggest widget is open, its list owns the cursor.
     if (context.selectedCompletionInfo) return undefined;
-    const explicit = context.triggerKind === vscode.InlineCompletionTriggerKind.Invoke;
+    const refresh = this.refreshing;
+    this.refreshing = null;
+    const isRefresh =
+      refresh !== null &&
+      refresh.uri === document.uri.toString() &&
+      refresh.version === document.version &&
+      refresh.line === position.line &&
+      refresh.character === position.character;
+    const explicit = context.triggerKind === vscode.InlineCompletionTriggerKind.Invoke && !isRefresh;
     const req: CompletionRequest = {
       doc: documentSource(document),
       cursor: { line: position.line, character: position.character },
@@ -71,6 +85,7 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
         // A success clears a request error (a crashed worker that restarted), unless the model itself has
         // gone meanwhile (a failed load replaced this service).
         if (deps.status.current === 'error' && deps.service() === answered) deps.status.set('idle');
+        if (outcome.fuller && outcome.items.length > 0) this.refreshWhenFuller(outcome.fuller, document, position);
         return this.items(outcome, document, position, answered);
       } finally {
         end();
@@ -85,6 +100,21 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
     } finally {
       sub.dispose();
     }
+  }
+
+  /**
+   * A block's first line is shown while the model writes the rest; once the whole block is cached, the editor
+   * is asked again at the same place (unchanged document and cursor), and the ghost text grows to the block.
+   */
+  private refreshWhenFuller(fuller: Promise<boolean>, document: vscode.TextDocument, position: vscode.Position): void {
+    const version = document.version;
+    void fuller.then((cached) => {
+      const editor = vscode.window.activeTextEditor;
+      const sel = editor?.selection;
+      if (!cached || !editor || editor.document !== document || document.version !== version || !sel?.isEmpty || !sel.active.isEqual(position)) return;
+      this.refreshing = { uri: document.uri.toString(), version, line: position.line, character: position.character };
+      void vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+    });
   }
 
   private items(o: CompletionOutcome, document: vscode.TextDocument, position: vscode.Position, from: CompletionService): vscode.InlineCompletionItem[] {

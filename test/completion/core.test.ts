@@ -260,3 +260,37 @@ test('service: typing what the model wrote, when its filters kept nothing, answe
   assert.equal(r.cancelled, false);
   assert.equal(gen.calls.length, 1, 'no second model call');
 });
+
+test("service: a block's first line is the answer as soon as it is written; the block goes on into the cache", async () => {
+  const gen = new FakeGenerator();
+  const svc = service(gen);
+  const head = 'def f(x):\n    ';
+  const first = svc.complete(request(head));
+  await sleep(0);
+  assert.equal(gen.calls[0].options.maxLines, settings.preset.maxLines, 'a block is asked for');
+  gen.calls[0].stream('y = x');
+  gen.calls[0].stream(' + 1\n    ret');
+  const r1 = await first;
+  assert.deepEqual(r1.items, ['y = x + 1'], 'the first line, before the block ends');
+  assert.equal(r1.source, 'model');
+  assert.ok(r1.fuller, 'with a promise of the whole block');
+  assert.equal(gen.calls[0].signal?.aborted, false, 'the block is still being written');
+  // A keystroke that types into that line is answered from it too, before the block ends.
+  const r2 = await svc.complete(request(`${head}y =`));
+  assert.equal(r2.source, 'inflight');
+  assert.deepEqual(r2.items, [' x + 1']);
+  gen.calls[0].stream('urn y\n');
+  gen.calls[0].finish();
+  assert.equal(await r1.fuller, true);
+  // The editor asks again at the first place: the whole block, from the cache.
+  const again = svc.peek(request(head));
+  assert.deepEqual(again?.items, ['y = x + 1\n    return y']);
+  assert.equal(gen.calls.length, 1, 'one model call for all of it');
+  // A one-line request (code after the cursor) has no such promise.
+  const line = svc.complete(request('z = ()', 5));
+  await sleep(0);
+  assert.equal(gen.calls[1].options.maxLines, 1);
+  gen.calls[1].stream('1, 2\n');
+  gen.calls[1].finish();
+  assert.equal((await line).fuller, undefined);
+});

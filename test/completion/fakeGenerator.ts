@@ -1,7 +1,7 @@
 import { cancelledResult } from '../../src/engine/shared/cancelledResult';
 import type { DecodeOptions } from '../../src/engine/shared/decodeOptions';
 import { promptText, type Prompt } from '../../src/engine/shared/prompt';
-import type { GenerateResult } from '../../src/engine/shared/types';
+import { firstLineEnd, type GenerateHooks, type GenerateResult } from '../../src/engine/shared/types';
 import type { Generator } from '../../src/completion/generator';
 
 export interface FakeCall {
@@ -38,9 +38,10 @@ export class FakeGenerator implements Generator {
     return new Promise((r) => this.waiters.push(r));
   }
 
-  generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks: { signal?: AbortSignal; onText?: (d: string) => void } = {}): Promise<GenerateResult> {
+  generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks: GenerateHooks = {}): Promise<GenerateResult> {
     return new Promise<GenerateResult>((resolve) => {
       let streamed = '';
+      let onFirstLine = hooks.onFirstLine;
       let done = false;
       const end = (result: GenerateResult) => {
         if (done) return;
@@ -55,6 +56,16 @@ export class FakeGenerator implements Generator {
         stream: (t) => {
           streamed += t;
           hooks.onText?.(t);
+          // One token per character, as finish() reports them.
+          const end = firstLineEnd(streamed);
+          if (onFirstLine && end >= 0) {
+            onFirstLine({
+              text: streamed.slice(0, end),
+              tokenLogprobs: Array(end + 1).fill(this.logprob),
+              tokenTextEnds: Array.from({ length: end + 1 }, (_, i) => i + 1),
+            });
+            onFirstLine = undefined;
+          }
         },
         finish: (t, lp = this.logprob) => {
           const text = t ?? streamed;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { EngineClient } from '../../src/engine/host/client';
+import { type FirstLine, firstLineEnd } from '../../src/engine/shared/types';
 import { TINY, WORKER, loadReference } from '../helpers';
 
 const ref = loadReference();
@@ -14,6 +15,41 @@ test('the worker streams partial text that adds up to the result', async () => {
   assert.ok(parts.length > 1);
   assert.equal(parts.join(''), r.text);
   assert.equal(r.stats.generatedTokens, 20);
+});
+
+test("the first line with code on it is reported once, as it is written: its text and its tokens' log-probabilities", async () => {
+  await client.load(TINY, { threads: 1 });
+  // Sampled at a high temperature until an answer has such a line (the tiny model writes newlines rarely).
+  for (let seed = 1; seed <= 40; seed++) {
+    const lines: FirstLine[] = [];
+    let streamedAtLine = '';
+    let streamed = '';
+    const r = await client.generate(
+      ref.prompt,
+      { maxNewTokens: 60, temperature: 1.5, seed, stopOnSpecialTokens: false },
+      {
+        onText: (d) => (streamed += d),
+        onFirstLine: (l) => {
+          lines.push(l);
+          streamedAtLine = streamed;
+        },
+      },
+    );
+    const end = firstLineEnd(r.text);
+    if (end < 0) {
+      assert.equal(lines.length, 0, 'no line, no report');
+      continue;
+    }
+    assert.equal(lines.length, 1);
+    const [line] = lines;
+    assert.equal(line.text, r.text.slice(0, end));
+    assert.ok(streamedAtLine.length <= r.text.length && streamedAtLine.length > end, 'reported as soon as the newline was streamed');
+    const k = line.tokenLogprobs.length;
+    assert.deepEqual(line.tokenLogprobs, r.tokenLogprobs.slice(0, k));
+    assert.ok(line.tokenTextEnds[k - 1] > end && (k === 1 || line.tokenTextEnds[k - 2] <= end), 'up to the token that wrote the newline');
+    return;
+  }
+  assert.fail('no seed gave an answer with a complete first line');
 });
 
 test('cancel stops a generation within one step', async () => {

@@ -130,10 +130,11 @@ test('warm() fills the slot: the completion for the same request then reuses alm
   );
   const tail = '\n\n\nif __name__ == "__main__":\n    main(sys.argv)\n';
   // Without a warm-up, a new file shares little with what the slots hold.
-  const cold = await svc.complete(request('import sys\n\n\ndef parse_args(argv):\n    """Parse the command line."""\n    ', tail));
+  // Requests in the middle of a line (one-line answers, with their timings; a block's first line comes before them).
+  const cold = await svc.complete(request('import sys\n\n\ndef parse_args(argv):\n    """Parse the command line."""\n    return ', tail));
   assert.ok(cold.stats && cold.stats.promptTokens > 20, JSON.stringify(cold.stats));
   assert.ok(cold.stats.reusedTokens < cold.stats.promptTokens / 2, `cold: reused ${cold.stats.reusedTokens} of ${cold.stats.promptTokens}`);
-  const req = request('import json\n\n\ndef load_settings(text):\n    """Settings from JSON text."""\n    ', tail);
+  const req = request('import json\n\n\ndef load_settings(text):\n    """Settings from JSON text."""\n    return ', tail);
   assert.equal(await svc.warm(req), true);
   const warm = await svc.complete(req);
   assert.equal(warm.source, 'model');

@@ -574,3 +574,24 @@ test('a server that ignores max_tokens is cut off by the client at a bound on ch
     await srv.close();
   }
 });
+
+test("a block's first line is reported once, as it streams, with its tokens' log-probabilities", async () => {
+  const srv = await stubServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const tok = (content: string, logprob: number) => sse({ content, stop: false, completion_probabilities: [{ token: content, logprob }] });
+    res.write(tok('\n    x', -0.5));
+    res.write(tok(' = 1', -0.25));
+    res.write(tok('\n', -0.125));
+    res.write(tok('    y', -1));
+    res.end(sse({ content: '', stop: true, stop_type: 'eos' }));
+  });
+  try {
+    const lines: { text: string; tokenLogprobs: number[] }[] = [];
+    const gen = new ServerGenerator({ kind: 'llama.cpp', url: srv.url, timeoutMs: 5000 });
+    const r = await gen.generate('p', { maxLines: 0, stop: [] }, { onFirstLine: (l) => lines.push(l) });
+    assert.equal(r.text, '\n    x = 1\n    y');
+    assert.deepEqual(lines, [{ text: '\n    x = 1', tokenLogprobs: [-0.5, -0.25, -0.125], tokenTextEnds: [6, 10, 11] }]);
+  } finally {
+    await srv.close();
+  }
+});

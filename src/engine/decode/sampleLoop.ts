@@ -2,7 +2,7 @@ import type { DecodeOptions } from '../shared/decodeOptions';
 import { verifyDraft, type SamplerChain } from './samplers/chain';
 import type { Prng } from './samplers/prng';
 import { TextStopper } from '../shared/textStopper';
-import type { FinishReason } from '../shared/types';
+import { type FinishReason, type FirstLine, firstLineEnd } from '../shared/types';
 import { StreamingDetokenizer } from './streamingDetokenizer';
 import type { Sequence } from '../shared/types';
 import { lookupDraft } from './promptLookup';
@@ -43,6 +43,7 @@ export interface SampleLoopInput {
   startedAt: number;
   now: () => number;
   onText?: (delta: string) => void;
+  onFirstLine?: (line: FirstLine) => void;
   /** Counts drafted and accepted speculative tokens. */
   draftStats?: { drafted: number; accepted: number };
 }
@@ -58,10 +59,18 @@ export async function sampleLoop(input: SampleLoopInput): Promise<Sequence> {
   const tokenTextEnds: number[] = [];
   let decoded = 0;
   let text = '';
+  let onFirstLine = input.onFirstLine;
   const emit = (delta: string) => {
     if (!delta) return;
     text += delta;
     input.onText?.(delta);
+    const end = onFirstLine ? firstLineEnd(text) : -1;
+    if (onFirstLine && end >= 0) {
+      // The tokens up to the one that wrote the newline (emitted text is a prefix of the decoded text).
+      const k = tokenTextEnds.findIndex((e) => e > end) + 1 || tokenTextEnds.length;
+      onFirstLine({ text: text.slice(0, end), tokenLogprobs: tokenLogprobs.slice(0, k), tokenTextEnds: tokenTextEnds.slice(0, k) });
+      onFirstLine = undefined;
+    }
   };
   // What is left of the healed prompt text in the decoded output, removed before stop rules see it.
   let heal = input.healText ?? '';

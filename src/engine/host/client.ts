@@ -20,6 +20,7 @@ interface Pending {
   resolve: (value: never) => void;
   reject: (err: Error) => void;
   onText?: (delta: string) => void;
+  onFirstLine?: GenerateHooks['onFirstLine'];
 }
 
 type Reply<T extends FromWorker['type']> = Extract<FromWorker, { type: T }>;
@@ -81,12 +82,12 @@ export class EngineClient {
 
   async generate(prompt: Prompt, options: Partial<DecodeOptions> = {}, hooks: GenerateHooks = {}): Promise<GenerateResult> {
     await this.ensureModel();
-    const { signal, onText } = hooks;
+    const { signal, onText, onFirstLine } = hooks;
     // Cancelled before it was sent: no work at all.
     if (signal?.aborted) return cancelledResult();
-    const msg: ToWorker = { type: 'generate', id: 0, prompt, options, stream: !!onText };
+    const msg: ToWorker = { type: 'generate', id: 0, prompt, options, stream: !!(onText || onFirstLine) };
     try {
-      return (await this.request<Reply<'done'>>(msg, onText, signal)).result;
+      return (await this.request<Reply<'done'>>(msg, { onText, onFirstLine }, signal)).result;
     } catch (err) {
       // The watchdog replaced a worker that ignored this request's cancel: for the caller it is cancelled.
       if (signal?.aborted && err instanceof EngineError && err.name === 'WorkerStuck') return cancelledResult();
@@ -177,6 +178,10 @@ export class EngineClient {
       p.onText?.(msg.text);
       return;
     }
+    if (msg.type === 'line') {
+      p.onFirstLine?.(msg.line);
+      return;
+    }
     this.pending.delete(msg.id);
     if (msg.type === 'done') this.noteStepTime(msg.result.stats);
     if (msg.type === 'error') p.reject(new EngineError(msg.message, msg.name));
@@ -195,7 +200,7 @@ export class EngineClient {
     return Math.max(this.cancelGraceMs, 3 * this.slowestStepMs);
   }
 
-  private request<R extends FromWorker>(msg: ToWorker, onText?: (d: string) => void, signal?: AbortSignal): Promise<R> {
+  private request<R extends FromWorker>(msg: ToWorker, streams: Pick<Pending, 'onText' | 'onFirstLine'> = {}, signal?: AbortSignal): Promise<R> {
     if (!this.worker) this.worker = this.spawn();
     const worker = this.worker;
     const id = this.nextId++;
@@ -208,7 +213,7 @@ export class EngineClient {
       watchdog.unref();
     };
     return new Promise<R>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: never) => void, reject, onText });
+      this.pending.set(id, { resolve: resolve as (v: never) => void, reject, ...streams });
       if (signal?.aborted) queueMicrotask(cancel);
       else signal?.addEventListener('abort', cancel, { once: true });
       worker.setBusy(true);

@@ -1,7 +1,7 @@
 import type { DecodeOptions } from './decodeOptions';
 import type { EngineOptions } from './engineOptions';
 import type { Prompt } from './prompt';
-import type { GenerateResult, ModelInfo } from './types';
+import type { FirstLine, GenerateResult, ModelInfo } from './types';
 
 export interface WorkerStats {
   pid: number;
@@ -24,6 +24,7 @@ export type ToWorker =
 export type FromWorker =
   | { type: 'loaded'; id: number; info: ModelInfo }
   | { type: 'partial'; id: number; text: string }
+  | { type: 'line'; id: number; line: FirstLine }
   | { type: 'done'; id: number; result: GenerateResult }
   | { type: 'tokens'; id: number; ids: number[] }
   | { type: 'ok'; id: number }

@@ -65,4 +65,24 @@ export interface GenerateHooks {
   onText?: (delta: string) => void;
   /** Called when the request's turn comes (the worker runs requests one at a time). */
   onStart?: () => void;
+  /**
+   * Called once, when the first sequence has written a line with code on it and the newline after it (a
+   * block's first line): its text so far and its tokens' log-probabilities, so a caller can show that line
+   * while the rest is written. Not called for beam search, nor when the answer ends first.
+   */
+  onFirstLine?: (line: FirstLine) => void;
+}
+
+/** The start of an answer up to the end of its first line with code on it (the newline not included). */
+export interface FirstLine {
+  text: string;
+  /** Per token up to the one that holds that newline, as in a Sequence. */
+  tokenLogprobs: number[];
+  tokenTextEnds: number[];
+}
+
+/** Where `text`'s first line with code on it ends (the index of the newline after it), or -1 before it is complete. */
+export function firstLineEnd(text: string): number {
+  const content = text.search(/\S/);
+  return content < 0 ? -1 : text.indexOf('\n', content);
 }

@@ -271,6 +271,7 @@ export class Engine {
           startedAt,
           now: () => performance.now(),
           onText: n === 0 ? hooks.onText : undefined,
+          onFirstLine: n === 0 ? hooks.onFirstLine : undefined,
           draftStats,
           stepper: {
             step: (id) => this.advance([id]),

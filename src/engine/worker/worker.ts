@@ -103,6 +103,7 @@ async function generate(msg: Extract<ToWorker, { type: 'generate' }>) {
       signal: job.ac.signal,
       onStart: () => (job.started = true),
       onText: msg.stream ? (text) => send({ type: 'partial', id: msg.id, text }) : undefined,
+      onFirstLine: msg.stream ? (line) => send({ type: 'line', id: msg.id, line }) : undefined,
     });
     send({ type: 'done', id: msg.id, result });
   } catch (err) {
