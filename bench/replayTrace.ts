@@ -1,12 +1,14 @@
 import type { Generator, BackendHooks } from '../src/completion/generator';
 import type { DecodeOptions } from '../src/engine/shared/decodeOptions';
 import type { Prompt } from '../src/engine/shared/prompt';
-import type { GenerateResult } from '../src/engine/shared/types';
+import type { FirstLine, GenerateResult } from '../src/engine/shared/types';
 
 /** What a real model generated for one request of the replay: its length and why it stopped. */
 export interface TracedLength {
   tokens: number;
   finish: string;
+  /** A block's first line as the real model reported it (its token count is when): replayed at that token. */
+  firstLine?: FirstLine;
 }
 
 /** Per request key (`<file>#<keystroke>`, `prefetch:` before it for the prefetch that followed). */
@@ -43,10 +45,32 @@ export class TracingGenerator implements Generator {
     // the time budget is not content but speed, so it stays: a slower shape is cut where the editor would cut it.
     const opts = imposed ? { ...options, maxNewTokens: Math.max(1, imposed.tokens), maxLines: 0, stop: [], ignoreEos: true } : options;
     this.calls++;
-    const r = await this.inner.generate(prompt, opts, hooks);
+    // A random-weight model never writes a line of code: the real model's first line is reported when the shape
+    // has written as many tokens (one streamed piece a token), so the pipeline can show it as early.
+    let firstLine: FirstLine | undefined;
+    let streamed = 0;
+    const replayed = imposed?.firstLine;
+    const inner: BackendHooks | undefined =
+      hooks && imposed
+        ? {
+            ...hooks,
+            onFirstLine: undefined,
+            onText: (d) => {
+              hooks.onText?.(d);
+              if (replayed && ++streamed === replayed.tokenLogprobs.length) hooks.onFirstLine?.(replayed);
+            },
+          }
+        : hooks && {
+            ...hooks,
+            onFirstLine: (l) => {
+              firstLine = l;
+              hooks.onFirstLine?.(l);
+            },
+          };
+    const r = await this.inner.generate(prompt, opts, inner);
     this.generated += r.stats.generatedTokens;
     if (r.finishReason === 'cancelled') this.cancelledTokens += r.stats.generatedTokens;
-    else this.recorded[key] = { tokens: r.stats.generatedTokens, finish: r.finishReason };
+    else this.recorded[key] = { tokens: r.stats.generatedTokens, finish: r.finishReason, firstLine };
     return r;
   }
 
