@@ -34,6 +34,10 @@ package, at most --per-file per file; each package draws from its own seeded gen
 
 usage: /usr/bin/python3 -m tools.model.make_external_eval [--prepare] [--npm /tmp/heldout-npm]
            [--debian /tmp/heldout-deb] [--n 600] [--seed 2027] [--prefix-chars 1500]
+The frozen test split tools/model/eval/frozen.jsonl (nothing is tuned on it) is made by the same script from
+another list: --list tools/model/frozen-eval-packages.txt --out tools/model/eval/frozen.jsonl
+--manifest tools/model/eval/frozen-manifest.json --npm /tmp/frozen-npm --debian /tmp/frozen-deb --seed 4049 --n 500
+(tools/model/README.md).
 """
 from __future__ import annotations
 
