@@ -1,5 +1,6 @@
 // npm run calibrate [-- --model DIR]: fits the confidence gate from `npm run eval:quality`'s samples
-// (bench/results/gate-samples.<set>.jsonl, run with --no-calibration so nothing is gated by an old fit).
+// (bench/results/gate-samples.<set>.jsonl, run with --no-calibration so nothing is gated by an old fit; the frozen
+// split's file, were one there, is skipped: nothing is tuned on it, see bench/quality.ts).
 //  - the model's calibration: every feature, fitted on all sets -> <model>/ghostline-calibration.json
 //  - the generic calibration for models without one: the model-agnostic features only (no language
 //    terms) -> src/completion/gate/genericCalibration.ts
@@ -14,6 +15,13 @@ import { defaultModelDir, packageRoot } from '../src/engine/host/defaultModel';
 import type { GateSample } from './quality';
 import { gateCurve, THRESHOLDS } from './qualityMetrics';
 import { median, percentile, round } from './stats';
+
+/**
+ * The frozen test split (bench/quality.ts, tools/model/README.md): reported only, never fitted on. eval:quality writes
+ * no gate samples for it; a stale or hand-made gate-samples.frozen.jsonl is skipped too. (Not imported from
+ * quality.ts: loading that module runs the eval.)
+ */
+const FROZEN_SET = 'frozen';
 
 const GENERIC: FeatureName[] = FEATURE_NAMES.filter((f) => !f.startsWith('lang_'));
 /** L2 strength on standardised features: a few hundred samples, so keep the weights modest. */
@@ -52,7 +60,7 @@ function main() {
   const root = packageRoot(__dirname);
   const modelDir = i >= 0 ? argv[i + 1] : defaultModelDir(root);
   const resultsDir = path.join(root, 'bench', 'results');
-  const files = fs.readdirSync(resultsDir).filter((f) => /^gate-samples\..+\.jsonl$/.test(f));
+  const files = fs.readdirSync(resultsDir).filter((f) => /^gate-samples\..+\.jsonl$/.test(f) && f !== `gate-samples.${FROZEN_SET}.jsonl`);
   if (files.length === 0) throw new Error('no gate samples: run `npm run eval:quality -- --no-calibration` first');
   const sets = new Map<string, GateSample[]>();
   for (const f of files) {

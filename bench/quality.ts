@@ -6,7 +6,9 @@
 // rest of the line (precision), how often its first word is right (word-by-word accept), edit similarity,
 // and the gate's precision/coverage curve. Every sample goes through the editor's own pipeline
 // (CompletionService: context windows, prompt, engine, filters, gate), at an automatic trigger.
-// Writes bench/results/quality.json and, per data set, the gate's features and labels for `npm run calibrate`.
+// Default sets: heldout and external (tuned on) and frozen (the frozen test split, never tuned on: reported only).
+// Writes bench/results/quality.json and, per tuned-on set, the gate's features and labels for `npm run calibrate`
+// (none for the frozen split, so that no fit or threshold reads it).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CompletionService } from '../src/completion/completionService';
@@ -23,6 +25,18 @@ import { generateReport } from './qualityGenerate';
 import { oracleReport } from './qualityOracle';
 import { median, round, wilson } from './stats';
 import { completeSample, LANGUAGE_IDS, readEvalSamples } from './evalSet';
+
+/** The eval sets the pipeline was tuned on (gate threshold, context anchor spacing, filters), in tools/model/eval/. */
+const TUNED_SETS = ['heldout', 'external'];
+
+/**
+ * The frozen test split, tools/model/eval/frozen.jsonl: packages in neither the corpus nor the tuned-on sets, and
+ * nothing is tuned on it; it is only reported, next to the tuned-on sets, as the number to trust. Its gate samples
+ * are not written (bench/results/gate-samples.<set>.jsonl): `npm run calibrate` fits the gate on every such file
+ * (and skips a frozen one if it is there), and gateThreshold.ts's threshold was read off them.
+ */
+const FROZEN_SET = 'frozen';
+const isFrozenSet = (set: string) => set === FROZEN_SET;
 
 /** One evaluated cursor position: what the pipeline produced before the gate, and how it compares. */
 export interface GateSample {
@@ -58,7 +72,7 @@ async function main() {
   }
   const modelDir = arg('model') ?? defaultModelDir(root);
   const evalDir = path.join(root, 'tools', 'model', 'eval');
-  const defaults = ['heldout.jsonl', 'external.jsonl'].map((f) => path.join(evalDir, f)).filter((f) => fs.existsSync(f));
+  const defaults = [...TUNED_SETS, FROZEN_SET].map((f) => path.join(evalDir, `${f}.jsonl`)).filter((f) => fs.existsSync(f));
   const dataFiles = args('data').length > 0 ? args('data') : defaults;
   const limit = Number(arg('limit') ?? Infinity);
   const engine = await Engine.load(modelDir, { threads: Number(arg('threads') ?? 2) });
@@ -66,7 +80,9 @@ async function main() {
   fs.mkdirSync(outDir, { recursive: true });
   if (!argv.includes('--no-generate')) {
     // Generate from Selection on held-out functions (bench/qualityGenerate.ts).
-    const generate = await generateReport(engine, dataFiles, { limit: Number(arg('generate-limit') ?? 150), outDir, log: console.log });
+    // On the tuned-on sets only, as before the frozen split was added (its numbers stay comparable).
+    const tuned = dataFiles.filter((f) => !isFrozenSet(path.basename(f, '.jsonl')));
+    const generate = await generateReport(engine, tuned, { limit: Number(arg('generate-limit') ?? 150), outDir, log: console.log });
     const out = { date: new Date().toISOString(), model: path.basename(modelDir), onnx: path.basename(engine.info.onnxFile), ...generate };
     fs.writeFileSync(path.join(outDir, 'generate-quality.json'), `${JSON.stringify(out, null, 2)}\n`);
     if (argv.includes('--generate')) {
@@ -142,7 +158,9 @@ async function main() {
       if (examples.length < 12)
         examples.push({ path: s.path, expected: s.expected, got: item, confidence: out.confidence === null ? null : round(out.confidence, 3) });
     }
-    fs.writeFileSync(path.join(outDir, `gate-samples.${set}.jsonl`), `${results.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    // The frozen split's gate samples are not written: `npm run calibrate` fits the gate on every
+    // gate-samples.<set>.jsonl (and gateThreshold.ts's threshold was read off them), so they would tune on it.
+    if (!isFrozenSet(set)) fs.writeFileSync(path.join(outDir, `gate-samples.${set}.jsonl`), `${results.map((r) => JSON.stringify(r)).join('\n')}\n`);
     const byLanguage: Record<string, unknown> = {};
     for (const lang of ['all', ...new Set(results.map((r) => r.language))]) {
       const rs = results.filter((r) => lang === 'all' || r.language === lang);
@@ -150,6 +168,7 @@ async function main() {
     }
     (report.sets as Record<string, unknown>)[set] = {
       data: path.relative(root, file),
+      split: isFrozenSet(set) ? 'frozen: not tuned on, reported only' : 'tuned on',
       n: samples.length,
       median_ms: round(median(results.map((r) => r.ms))),
       prompt_fill: { median: round(median(fills), 3), min: round(Math.min(...fills), 3) },
@@ -167,12 +186,12 @@ async function main() {
   console.log(JSON.stringify(report, null, 2));
   console.log(`\nmodel ${report.model}, calibration ${report.calibration}, min confidence ${minConfidence}`);
   console.log(
-    '\n| set | language | n | shown | precision (95% interval) | first word right | edit similarity | adds a parse error | precision, no gate | shown, no gate |\n|---|---|---|---|---|---|---|---|---|---|',
+    '\n| set | language | n | shown (95% interval) | precision (95% interval) | first word right | edit similarity | adds a parse error | precision, no gate (95%) | shown, no gate (95%) |\n|---|---|---|---|---|---|---|---|---|---|',
   );
   for (const [set, r] of Object.entries(report.sets as Record<string, { by_language: Record<string, Summary> }>))
     for (const [lang, q] of Object.entries(r.by_language))
       console.log(
-        `| ${set} | ${lang} | ${q.n} | ${pct(q.shown)} | ${pct(q.precision)} (${pct(q.precision_95[0])}-${pct(q.precision_95[1])}) | ${pct(q.first_word_right)} | ${q.edit_similarity.toFixed(3)} | ${q.adds_parse_error} | ${pct(q.ungated.precision)} | ${pct(q.ungated.shown)} |`,
+        `| ${isFrozenSet(set) ? `${set} (not tuned on)` : set} | ${lang} | ${q.n} | ${pct(q.shown)} (${range(q.shown_95)}) | ${pct(q.precision)} (${range(q.precision_95)}) | ${pct(q.first_word_right)} | ${q.edit_similarity.toFixed(3)} | ${q.adds_parse_error} | ${pct(q.ungated.precision)} (${range(q.ungated.precision_95)}) | ${pct(q.ungated.shown)} (${range(q.ungated.shown_95)}) |`,
       );
 }
 
@@ -195,6 +214,8 @@ function addsParseError(syntax: SyntaxRefiner, languageId: string, text: string,
 interface Summary {
   n: number;
   shown: number;
+  /** The shown rate's 95% Wilson interval (over all positions). */
+  shown_95: [number, number];
   precision: number;
   /** The precision's 95% Wilson interval. */
   precision_95: [number, number];
@@ -202,7 +223,7 @@ interface Summary {
   edit_similarity: number;
   /** Shown suggestions whose insertion raises the parse-error count. */
   adds_parse_error: number;
-  ungated: { shown: number; precision: number; adds_parse_error: number };
+  ungated: { shown: number; shown_95: [number, number]; precision: number; precision_95: [number, number]; adds_parse_error: number };
 }
 
 /** Shown rate over all positions; precision, first-word and similarity among the shown suggestions. */
@@ -213,6 +234,7 @@ function summarize(rs: GateSample[], minConfidence: number, gated: boolean): Sum
   return {
     n: rs.length,
     shown: rs.length ? round(shown.length / rs.length, 4) : 0,
+    shown_95: wilson(shown.length, rs.length),
     precision: share(shown, (r) => r.exact),
     precision_95: wilson(shown.filter((r) => r.exact).length, shown.length),
     first_word_right: share(shown, (r) => r.firstWord),
@@ -220,13 +242,16 @@ function summarize(rs: GateSample[], minConfidence: number, gated: boolean): Sum
     adds_parse_error: shown.filter((r) => r.addsParseError).length,
     ungated: {
       shown: rs.length ? round(suggested.length / rs.length, 4) : 0,
+      shown_95: wilson(suggested.length, rs.length),
       precision: share(suggested, (r) => r.exact),
+      precision_95: wilson(suggested.filter((r) => r.exact).length, suggested.length),
       adds_parse_error: suggested.filter((r) => r.addsParseError).length,
     },
   };
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+const range = ([lo, hi]: [number, number]) => `${(lo * 100).toFixed(1)}-${pct(hi)}`;
 
 main().catch((err) => {
   console.error(err);
