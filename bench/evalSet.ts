@@ -1,9 +1,12 @@
 // The eval sets (tools/model/eval/*.jsonl) as every quality bench reads them: one position per line, and one
 // completion of it through a fresh pipeline.
 import * as fs from 'node:fs';
-import type { CompletionService } from '../src/completion/completionService';
+import { CompletionService } from '../src/completion/completionService';
+import type { Generator } from '../src/completion/generator';
+import type { FimTemplate } from '../src/completion/prompt/fimTemplates';
+import type { SyntaxRefiner } from '../src/completion/syntax/syntaxRefiner';
 import { positionAt, textSource } from '../src/completion/context/documentContext';
-import type { CompletionOutcome } from '../src/completion/types';
+import type { CompletionOutcome, CompletionSettings, ModelTraits } from '../src/completion/types';
 
 /** One position of an eval set: a window of a file, cut at the cursor, and what the author wrote next. */
 export interface EvalSample {
@@ -39,4 +42,29 @@ export function completeSample(service: CompletionService, s: EvalSample): Promi
     path: s.path,
     explicit: false,
   });
+}
+
+/** What a fresh pipeline is built from (CompletionService's constructor arguments). */
+export interface PipelineParts {
+  generator: Generator;
+  template: FimTemplate | null;
+  settings: CompletionSettings;
+  traits: ModelTraits;
+  syntax: SyntaxRefiner;
+}
+
+/** Each sample completed by a fresh pipeline: no cache or in-flight reuse carries one position into the next. */
+export async function completeEachFresh(parts: PipelineParts, samples: readonly EvalSample[]): Promise<CompletionOutcome[]> {
+  const out: CompletionOutcome[] = [];
+  for (const s of samples) {
+    const service = new CompletionService(
+      parts.generator,
+      () => parts.template,
+      () => parts.settings,
+      () => parts.traits,
+      parts.syntax,
+    );
+    out.push(await completeSample(service, s));
+  }
+  return out;
 }

@@ -16,7 +16,6 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CompletionService } from '../src/completion/completionService';
 import { GENERIC_CALIBRATION } from '../src/completion/gate/genericCalibration';
 import type { Generator } from '../src/completion/generator';
 import { modelTraits } from '../src/completion/modelTraits';
@@ -30,7 +29,7 @@ import { probeServer } from '../src/servers/probeServer';
 import { loadPromptTokenizer } from '../src/servers/promptTokenizer';
 import { ServerGenerator } from '../src/servers/serverGenerator';
 import { exactRestOfLine } from './qualityMetrics';
-import { completeSample, type EvalSample, LANGUAGE_IDS, readEvalSamples } from './evalSet';
+import { completeEachFresh, type EvalSample, LANGUAGE_IDS, readEvalSamples } from './evalSet';
 import { round, wilson } from './stats';
 
 interface Outcome {
@@ -42,21 +41,11 @@ interface Outcome {
 async function runPath(generator: Generator, traits: ModelTraits, samples: EvalSample[], syntax: SyntaxRefiner, template: ReturnType<typeof pickFimTemplate>) {
   // The gate is applied below from the returned confidence, so every suggestion comes back (minConfidence 0).
   const settings = { ...defaultCompletionSettings(), prefetch: false, minConfidence: 0 };
-  const out: Outcome[] = [];
-  for (const s of samples) {
-    // A fresh service per position: no cache or in-flight reuse carries one position into the next.
-    const service = new CompletionService(
-      generator,
-      () => template,
-      () => settings,
-      () => traits,
-      syntax,
-    );
-    const r = await completeSample(service, s);
+  const outcomes = await completeEachFresh({ generator, template, settings, traits, syntax }, samples);
+  return outcomes.map((r, i): Outcome => {
     const suggestion = r.items[0] ?? '';
-    out.push({ suggestion, confidence: r.confidence, exact: suggestion.trim() !== '' && exactRestOfLine(suggestion, s.expected) });
-  }
-  return out;
+    return { suggestion, confidence: r.confidence, exact: suggestion.trim() !== '' && exactRestOfLine(suggestion, samples[i].expected) };
+  });
 }
 
 function summary(rs: Outcome[], local: Outcome[], minConfidence: number) {

@@ -17,16 +17,7 @@ export interface OraclePosition {
 }
 
 /** A deterministic generator of numbers in [0, 1) (mulberry32): the same positions on every run. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom as rng } from '../../src/completion/calibrate/workspacePositions';
 
 const indentOf = (l: string) => /^[ \t]*/.exec(l)![0];
 /** Lines a position is never made at: blank, or too long to be typed code (generated tables, minified). */

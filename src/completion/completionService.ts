@@ -157,9 +157,9 @@ export class CompletionService {
       // Wait while what the model writes agrees with what was typed. Once it disagrees nothing it writes can
       // serve this keystroke, so the model is asked afresh at once rather than after the whole generation
       // (measured: about 300 ms of a pause went to waiting out such generations).
-      const whole = () => Promise.race<ScoredItems | typeof DIVERGED>([running.promise.catch(() => NOTHING), running.diverges(typed).then(() => DIVERGED)]);
+      const whole = Promise.race<ScoredItems | typeof DIVERGED>([running.promise.catch(() => NOTHING), running.diverges(typed).then(() => DIVERGED)]);
       // A block's first line, once written, serves this keystroke as it served the one that started it.
-      const first = await untilAborted(Promise.race([whole().then(() => null), running.early]), signal, null);
+      const first = await untilAborted(Promise.race([whole.then(() => null), running.early]), signal, null);
       if (first && !req.explicit) {
         const rest = restOf(first);
         if (rest.length > 0 && this.gate(rest, first.confidence, false).items.length > 0)
@@ -172,7 +172,7 @@ export class CompletionService {
             fuller: running.promise.then((x) => x !== NOTHING).catch(() => false),
           });
       }
-      const scored = await untilAborted(whole(), signal, NOTHING);
+      const scored = await untilAborted(whole, signal, NOTHING);
       if (scored !== DIVERGED) {
         const rest = restOf(scored);
         // Typing what the model predicted keeps its confidence (the rest is the same tokens).

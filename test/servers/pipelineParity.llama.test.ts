@@ -16,8 +16,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import { completeSample, type EvalSample, LANGUAGE_IDS, readEvalSamples } from '../../bench/evalSet';
-import { CompletionService } from '../../src/completion/completionService';
+import { completeEachFresh, type EvalSample, LANGUAGE_IDS, readEvalSamples } from '../../bench/evalSet';
 import type { Generator } from '../../src/completion/generator';
 import { modelTraits } from '../../src/completion/modelTraits';
 import { type FimTemplate, pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
@@ -75,21 +74,7 @@ const settings: CompletionSettings = (() => {
   return { ...s, prefetch: false, minConfidence: 0, preset: { ...s.preset, temperature: 0, timeBudgetMs: 0 } };
 })();
 
-async function run(generator: Generator): Promise<CompletionOutcome[]> {
-  const out: CompletionOutcome[] = [];
-  for (const s of samples) {
-    // A fresh service per position: no cache or in-flight reuse carries one position into the next.
-    const service = new CompletionService(
-      generator,
-      () => template,
-      () => settings,
-      () => traits,
-      syntax,
-    );
-    out.push(await completeSample(service, s));
-  }
-  return out;
-}
+const run = (generator: Generator): Promise<CompletionOutcome[]> => completeEachFresh({ generator, template, settings, traits, syntax }, samples);
 
 before(async () => {
   server = await startLlamaServer({ weights: 'f32', extraArgs: ['-ctk', 'f32', '-ctv', 'f32', '-fa', 'off', '--alias', 'default'] });
