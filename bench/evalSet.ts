@@ -6,7 +6,7 @@ import type { Generator } from '../src/completion/generator';
 import type { FimTemplate } from '../src/completion/prompt/fimTemplates';
 import type { SyntaxRefiner } from '../src/completion/syntax/syntaxRefiner';
 import { positionAt, textSource } from '../src/completion/context/documentContext';
-import type { CompletionOutcome, CompletionSettings, ModelTraits } from '../src/completion/types';
+import type { CompletionOutcome, CompletionSettings, ModelTraits, TextSource } from '../src/completion/types';
 
 /** One position of an eval set: a window of a file, cut at the cursor, and what the author wrote next. */
 export interface EvalSample {
@@ -32,11 +32,26 @@ export function readEvalSamples(file: string, limit = Infinity): EvalSample[] {
     .map((l) => JSON.parse(l) as EvalSample);
 }
 
+/** Characters of a file the eval-set makers keep before the cursor and after its line (tools/model/make_*eval.py). */
+const PREFIX_CHARS = 1500;
+const SUFFIX_CHARS = 500;
+/** The sets' longest line: make_external_eval.py moves a cut prefix's start on to the next line start. */
+const MAX_LINE = 200;
+
+/**
+ * Where a sample's window was cut from its file: above when the prefix is as long as the makers keep
+ * (less at most the line its start was moved past), below when the suffix is. The pipeline then treats
+ * the window's top as what it is: maybe a line's tail inside a block or a string, not the file's start.
+ */
+export function sampleCut(s: Pick<EvalSample, 'prefix' | 'suffix'>): TextSource['cut'] {
+  return { above: s.prefix.length > PREFIX_CHARS - MAX_LINE, below: s.suffix.length >= SUFFIX_CHARS };
+}
+
 /** An automatic-trigger completion at the sample's cursor (the prefix and suffix joined). */
 export function completeSample(service: CompletionService, s: EvalSample): Promise<CompletionOutcome> {
   const text = s.prefix + s.suffix;
   return service.complete({
-    doc: textSource(text),
+    doc: textSource(text, sampleCut(s)),
     cursor: positionAt(text, s.prefix.length),
     languageId: LANGUAGE_IDS[s.language] ?? s.language,
     path: s.path,

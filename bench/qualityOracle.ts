@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { defaultCompletionSettings } from '../src/completion/settings';
 import { SyntaxRefiner } from '../src/completion/syntax/syntaxRefiner';
-import { readEvalSamples } from './evalSet';
+import { readEvalSamples, sampleCut } from './evalSet';
 import { offlineCorpus } from './oracle/corpus';
 import { KINDS, type OraclePosition, positionsFromFile, rng } from './oracle/positions';
 import { type OracleResult, runOracle } from './oracle/runOracle';
@@ -27,6 +27,7 @@ export function evalPositions(file: string): OraclePosition[] {
     language: s.language,
     kind: s.kind === 'line-start' ? 'fresh-line' : 'mid-line',
     doc: s.prefix + s.suffix,
+    cut: sampleCut(s),
     cursor: s.prefix.length,
     truth: s.expected.trimEnd(),
   }));

@@ -1,4 +1,5 @@
-/** Cursor positions for the oracle check: a document with a hole at the cursor, and what the author wrote there. */
+// Cursor positions for the oracle check: a document with a hole at the cursor, and what the author wrote there.
+import type { TextSource } from '../../src/completion/types';
 
 export type PositionKind = 'mid-line' | 'fresh-line' | 'multi-line' | 'after-cursor';
 export const KINDS: readonly PositionKind[] = ['mid-line', 'fresh-line', 'multi-line', 'after-cursor'];
@@ -14,6 +15,8 @@ export interface OraclePosition {
   cursor: number;
   /** What the author wrote at the cursor (a perfect model's answer). */
   truth: string;
+  /** Set when `doc` is a window cut from its file (the eval sets), not the whole file. */
+  cut?: TextSource['cut'];
 }
 
 /** A deterministic generator of numbers in [0, 1) (mulberry32): the same positions on every run. */

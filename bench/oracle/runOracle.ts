@@ -47,7 +47,7 @@ export async function runOracle(
     () => ({ contextTokens, charsPerToken }),
     syntax,
   );
-  const doc = textSource(p.doc);
+  const doc = textSource(p.doc, p.cut);
   const cursor = positionAt(p.doc, p.cursor);
   const out = await service.complete({ doc, cursor, languageId: p.language, path: p.path, explicit: true });
   const shown = out.items[0] ?? null;

@@ -8,6 +8,11 @@ import type { InlineMode, InlinePreset } from './presets';
 export interface TextSource {
   readonly lineCount: number;
   lineAt(line: number): string;
+  /**
+   * Lines of the file were cut off above the first line (which may be a line's tail) or below the last:
+   * the text is a slice (an eval set's window). An editor's document is the whole file: both unset.
+   */
+  readonly cut?: { above: boolean; below: boolean };
 }
 
 export interface CursorPosition {

@@ -12,7 +12,7 @@ import { ROOT } from '../helpers';
 // suggestion goes through CompletionService and must come out as it went in. Issue 23's targets are 99.5%
 // mid-line and 99% elsewhere; the floors here are what the pipeline keeps now (a loss of one position more
 // than today fails), raised to the targets as the remaining kinds of loss are fixed.
-const FLOOR: Record<PositionKind, number> = { 'mid-line': 0.995, 'fresh-line': 0.96, 'multi-line': 0.99, 'after-cursor': 0.99 };
+const FLOOR: Record<PositionKind, number> = { 'mid-line': 0.995, 'fresh-line': 0.98, 'multi-line': 0.99, 'after-cursor': 0.99 };
 
 const sample = fs
   .readFileSync(path.join(ROOT, 'test', 'completion', 'oracle', 'sample.jsonl'), 'utf8')

@@ -116,9 +116,9 @@ function clipLine(l: string): string {
 }
 
 /** A TextSource over a string (CLI, tests). Splits once, on every line break VS Code knows (a lone "\r" too). */
-export function textSource(text: string): TextSource {
+export function textSource(text: string, cut?: TextSource['cut']): TextSource {
   const lines = text.split(LINE_BREAK);
-  return { lineCount: lines.length, lineAt: (i) => lines[i] ?? '' };
+  return { lineCount: lines.length, lineAt: (i) => lines[i] ?? '', cut };
 }
 
 /** The cursor position at a character offset of a string. */

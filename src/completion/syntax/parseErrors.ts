@@ -72,3 +72,31 @@ function lineEnd(text: string, from: number): number {
   const nl = text.indexOf('\n', from);
   return nl < 0 ? text.length : nl;
 }
+
+/** Non-blank lines above the cursor line looked at, and how many of them starting an error make them unreadable. */
+const READ_LINES = 8;
+const UNREADABLE_LINES = 5;
+
+/**
+ * Whether the parser could not read the code just above the cursor line: errors start on most of its last
+ * non-blank lines. A window that starts inside a string or comment reads so (a module docstring's prose at
+ * column 0, taken for top-level code), and so does a file in the middle of a large edit; a suggestion is
+ * not judged against code the parser cannot read. A typo or an unfinished line is one error, not five.
+ */
+export function unreadableAbove(before: ParsedText, cursor: number): boolean {
+  const text = before.text;
+  const starts = before.errors.filter((e) => !e.missing && e.start < cursor).map((e) => e.start);
+  if (starts.length < UNREADABLE_LINES) return false;
+  let end = text.lastIndexOf('\n', cursor - 1);
+  let seen = 0;
+  let broken = 0;
+  while (end > 0 && seen < READ_LINES) {
+    const start = text.lastIndexOf('\n', end - 1) + 1;
+    if (text.slice(start, end).trim() !== '') {
+      seen++;
+      if (starts.some((s) => s >= start && s < end)) broken++;
+    }
+    end = start - 1;
+  }
+  return broken >= UNREADABLE_LINES;
+}

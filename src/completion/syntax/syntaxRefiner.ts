@@ -3,7 +3,7 @@ import { blockCut } from './blockCut';
 import { closingText, type OpenTail, openTail } from './bracketScan';
 import { grammarWasm, loadLanguage, loadRuntime, runtimeWasm } from './grammarLoader';
 import { type GrammarSpec, grammarFor } from './languages';
-import { collectErrors, type Insertion, newErrors, type ParseError } from './parseErrors';
+import { collectErrors, type Insertion, newErrors, type ParseError, unreadableAbove } from './parseErrors';
 import { editBetween } from './textEdit';
 
 export interface SyntaxWindow {
@@ -21,6 +21,11 @@ export interface SyntaxWindow {
    * the parser reads a fragment (class members as stray code), so suggestions are not judged, only passed.
    */
   startsInBlock?: boolean;
+  /**
+   * The window ends before the file does: a multi-line string or comment that a suggestion opens may close
+   * below it (a docstring's opening quotes typed above a long docstring), so it is closed for the parse.
+   */
+  cutBelow?: boolean;
 }
 
 export interface SyntaxRefinerOptions {
@@ -150,7 +155,7 @@ export class SyntaxRefiner {
     const rest = w.lineSuffix + w.suffix;
     const beforeBody = head + rest;
     const before = this.parsedBefore(parser, g.spec, w.languageId, beforeBody);
-    if (!before) return text;
+    if (!before || unreadableAbove(before, head.length)) return text;
 
     const ins = { start: head.length, length: text.length };
     const parseAfter = (t: string): After | null => this.parseAfter(parser, g.spec, w, before, t);
@@ -187,7 +192,7 @@ export class SyntaxRefiner {
     const head = w.prefix + w.linePrefix;
     const body = head + t + w.lineSuffix + w.suffix;
     const tail = openTail(body, spec.lexical);
-    const text = body + closingText(tail, before.tail.inside !== null);
+    const text = body + closingText(tail, before.tail.inside !== null || w.cutBelow === true);
     const tree = this.parse(parser, w.languageId, text, before, timeoutMs);
     return tree ? { tree, damage: tail.damage, text, bodyLength: body.length } : null;
   }
@@ -209,6 +214,7 @@ export class SyntaxRefiner {
   addsErrors(text: string, w: SyntaxWindow, timeoutMs = this.parseTimeoutMs): boolean | null {
     if (w.startsInBlock) return null;
     return this.withInserted(text, w, timeoutMs, (_g, before, after) => {
+      if (unreadableAbove(before, w.prefix.length + w.linePrefix.length)) return null;
       const outcome = this.lastOutcome;
       const ok = this.verdict(text, text, before, after, { start: w.prefix.length + w.linePrefix.length, length: text.length }) !== null;
       this.lastOutcome = outcome;

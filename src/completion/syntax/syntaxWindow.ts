@@ -44,27 +44,34 @@ export function checkWindow(doc: TextSource, cursor: CursorPosition, ctx: Docume
   // Not the top of the file: start at the first top-level line (no indentation, not a closer or continuation).
   // With none, the window is a fragment of one long block (a class, a comment): the checks abstain. A
   // document whose first line is not top-level is such a fragment too (a slice of a file, a pasted block:
-  // a source file starts outside every block), so its top is no top-level line either.
+  // a source file starts outside every block), so its top is no top-level line either; nor is the first
+  // line of a slice (doc.cut), which may be the tail of a line inside a block or a string.
   let startsInBlock = false;
   const topLevel = (l: string) => /^[^\s)\]}.,]/.test(l);
+  const sliced = i < 0 && doc.cut?.above === true;
   const first = above.find((l) => l.trim() !== '');
-  const fragment = i < 0 && first !== undefined && !topLevel(first);
+  const fragment = i < 0 && (sliced || (first !== undefined && !topLevel(first)));
   if (i >= 0 || fragment) {
-    const top = above.findIndex(topLevel);
+    const top = above.findIndex((l, k) => (k > 0 || !sliced) && topLevel(l));
     if (top > 0) above.splice(0, top);
     startsInBlock = top < 0;
   }
+  // A slice's last line may be the head of a line: left out, as its first line is never a top-level one.
+  const slicedBelow = doc.cut?.below === true;
+  const last = slicedBelow ? doc.lineCount - 1 : doc.lineCount;
   let suffix = '';
-  for (let j = cursor.line + 1; j < doc.lineCount; j++) {
+  let j = cursor.line + 1;
+  for (; j < last; j++) {
     const l = `\n${doc.lineAt(j)}`;
     if (suffix.length + l.length > SYNTAX_SUFFIX_CHARS) break;
     suffix += l;
   }
+  const cutBelow = j < doc.lineCount;
   // The model's own window when the document gives less (a window never shrinks below what the model saw),
-  // unless that is a fragment's top, moved down from.
+  // unless that is a fragment's top, moved down from, or a slice's last line, left out.
   const prefix = fragment || above.join('').length >= ctx.prefix.length ? above.join('') : ctx.prefix;
-  if (suffix.length < ctx.suffix.length) suffix = ctx.suffix;
-  const window: SyntaxWindow = { languageId, prefix, linePrefix: ctx.linePrefix, lineSuffix: ctx.lineSuffix, suffix, startsInBlock };
+  if (!slicedBelow && suffix.length < ctx.suffix.length) suffix = ctx.suffix;
+  const window: SyntaxWindow = { languageId, prefix, linePrefix: ctx.linePrefix, lineSuffix: ctx.lineSuffix, suffix, startsInBlock, cutBelow };
   const lex = grammarFor(languageId)?.lexical;
   if (!lex) return { window, prose: false };
   const head = prefix + ctx.linePrefix;

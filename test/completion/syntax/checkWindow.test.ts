@@ -90,3 +90,40 @@ test('a document whose first line is indented (a slice of a file) is a fragment:
   const whole = at(`import os\n\ndef g(x):\n    return f(█)\n`);
   assert.ok(checkWindow(whole.src, whole.pos, whole.ctx, 'python').window.prefix.startsWith('import os'));
 });
+
+test('a slice cut above (doc.cut): its first line may be the tail of a line inside a block, so it is no top-level line', () => {
+  // The tail of `const [sessionHandle, ...` four blocks deep reads as a top-level statement.
+  const doc =
+    'nHandle, options] = sessions[i];\n        if (!sessionHandle.closed) {\n          return sessionHandle;\n        }\n      }\n    }\n\n' +
+    '    const session = connect(authority);\n    const removeSession = () => {\n      timer = setTimeout(() => {\n        removeSession();\n      }, s█\n    };\n';
+  const cursor = doc.indexOf('█');
+  const text = doc.replace('█', '');
+  const pos = positionAt(text, cursor);
+  const sliced = textSource(text, { above: true, below: false });
+  const c = checkWindow(sliced, pos, documentContext(sliced, pos, BUDGET), 'javascript');
+  assert.equal(c.window.startsInBlock, true, 'no top-level line below the first: the checks abstain');
+  assert.equal(refiner.refine('essionTimeout);', c.window), 'essionTimeout);');
+  // Read as a whole file, the same text starts at a top-level line (what an editor's document would mean).
+  const whole = textSource(text);
+  assert.equal(checkWindow(whole, pos, documentContext(whole, pos, BUDGET), 'javascript').window.startsInBlock, false);
+});
+
+test('a slice cut below (doc.cut): its last line may be the head of a line, so it is left out of the window', () => {
+  // Typing a module docstring's opening quotes; the slice ends in the middle of `if has(...)`.
+  const doc =
+    '""█\nrequests.hooks\n~~~~~~~~~~~~~~\n\nThis module provides the hooks system.\n"""\n\nHOOKS = ["response"]\n\n' +
+    'def dispatch_hook(key, hooks, hook_data):\n    hooks = hooks or {}\n    if has';
+  const cursor = doc.indexOf('█');
+  const text = doc.replace('█', '');
+  const pos = positionAt(text, cursor);
+  const sliced = textSource(text, { above: false, below: true });
+  const c = checkWindow(sliced, pos, documentContext(sliced, pos, BUDGET), 'python');
+  assert.ok(!c.window.suffix.includes('if has'), 'the partial last line is left out');
+  assert.equal(c.window.cutBelow, true);
+  assert.equal(refiner.refine('"', c.window), '"');
+  // As a whole file, `if has` is the file's real last line: the quote turns it from string into code, an error.
+  const whole = textSource(text);
+  const w = checkWindow(whole, pos, documentContext(whole, pos, BUDGET), 'python').window;
+  assert.equal(w.cutBelow, false);
+  assert.equal(refiner.refine('"', w), null);
+});

@@ -239,3 +239,28 @@ test('from the bundle: esbuild output finds the .wasm files in dist/tree-sitter/
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a window the parser cannot read above the cursor (prose read as code) is not judged; one with a few broken lines is', () => {
+  // A slice that starts inside a module docstring: its prose at column 0 reads as top-level code.
+  const prose = [
+    'Sorted Containers is an Apache2 licensed containers library, written in',
+    'pure-Python, and fast as C-extensions.',
+    '',
+    "Python's standard library is great until you need a sorted collections",
+    'type. Many will attest that you can get really far without one, but the',
+    'moment you really need a sorted list, dict, or set, you are faced with a',
+    'dozen different implementations, most using C-extensions without great',
+    'documentation and benchmarking. The project has 100█',
+    '"""',
+    'from .sortedlist import SortedList',
+  ].join('\n');
+  const unreadable = windowAt('python', prose);
+  assert.equal(refiner.refine('% coverage with unit tests.', unreadable), '% coverage with unit tests.');
+  assert.equal(refiner.lastOutcome, 'skipped');
+  assert.equal(refiner.addsErrors('% coverage with unit tests.', unreadable), null);
+  // Two broken lines above (a typo, an unfinished call) leave the window readable: a stray closer is still dropped.
+  const code = ['def f(x):', '    y = x +* 2', '    z = g(', '    w = 1', '    return w█', '', 'def g():', '    return 2'].join('\n');
+  const readable = windowAt('python', code);
+  assert.equal(refiner.refine(')) + 1', readable), null);
+  assert.equal(refiner.lastOutcome, 'dropped');
+});
