@@ -22,7 +22,7 @@ const USAGE = `ghostline: local code completion engine (headless)
                      [--temperature T] [--top-k K] [--top-p P] [--min-p P] [--repetition-penalty R]
                      [--repetition-window N] [--num-beams B] [--num-return-sequences N] [--seed S] [--stop STR]...
                      [--max-lines N] [--time-budget-ms MS] [--speculative-tokens N] [--[no-]ignore-eos]
-                     [--[no-]token-healing] [--[no-]stop-on-special-tokens] [--threads N] [--json]
+                     [--[no-]token-healing] [--[no-]stop-on-loop] [--[no-]stop-on-special-tokens] [--threads N] [--json]
   ghostline serve-stdio [--model DIR] [--threads N]
   ghostline serve-stdio --backend llama.cpp|openai|ollama --server-url URL [--server-model NAME]
                      [--server-fim qwen2.5-coder|starcoder|deepseek-coder|codellama] [--server-timeout-ms N]

@@ -22,6 +22,7 @@ export type Preset = Pick<
   | 'seed'
   | 'speculativeTokens'
   | 'tokenHealing'
+  | 'stopOnLoop'
 >;
 export type InlinePreset = Preset;
 export type GeneratePreset = Preset;

@@ -20,7 +20,7 @@ export interface FilterContext {
   openAtCursor?: readonly string[];
   /** How many of `openAtCursor` the document after the cursor closes itself. */
   closedAfterCursor?: number;
-  /** Why the generation ended ('length', 'time': a limit, so its last line may be unfinished). */
+  /** Why the generation ended ('length', 'time', 'loop': a limit, so its last line may be unfinished). */
   finishReason?: FinishReason;
 }
 

@@ -1,3 +1,4 @@
+import { repeatsStatementAbove, thirdIdenticalLine } from '../../engine/shared/loopCheck';
 import type { CompletionFilter } from './filterContext';
 
 /**
@@ -10,17 +11,17 @@ import type { CompletionFilter } from './filterContext';
  * generation stopped inside the loop. A repeated run on an earlier line (`# ----`) was left by the model and
  * is kept, and so is one on the last line when the model ended it itself (finish reason `eos` or `stop`: an
  * end of text, a stop string, the line limit's newline): a loop runs until a limit stops it (`length`,
- * `time`), so a line the model finished is a ruler (`# =====`) or data (`0, 0, 0, 0,`), not a loop.
+ * `time`, or `loop`: the engine's stop rule for these same loops), so a line the model finished is a ruler
+ * (`# =====`) or data (`0, 0, 0, 0,`), not a loop. The line rules live in engine/shared/loopCheck.ts.
  */
 export const repetitionGuard: CompletionFilter = (text, ctx) => {
   const lines = text.split('\n');
   for (let i = 1; i < lines.length; i++) {
-    const line = lines[i].trim();
-    if (line.length >= 4 && /[\p{L}\p{N}]/u.test(line) && line === lines[i - 1].trim()) {
+    if (repeatsStatementAbove(lines, i)) {
       text = lines.slice(0, i).join('\n');
       break;
     }
-    if (i >= 2 && line !== '' && lines[i] === lines[i - 1] && lines[i] === lines[i - 2]) {
+    if (thirdIdenticalLine(lines, i)) {
       text = lines.slice(0, i - 1).join('\n');
       break;
     }

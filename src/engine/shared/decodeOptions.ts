@@ -46,6 +46,11 @@ export interface DecodeOptions {
    * text (a prompt cut at the cursor often ends mid-token). The output never repeats that text.
    */
   tokenHealing: boolean;
+  /**
+   * Stop as soon as the text falls into a loop (a statement repeated on the next line, a line looping on for
+   * 48 characters; loopCheck.ts), where the completion's repetition filter would cut it anyway.
+   */
+  stopOnLoop: boolean;
 }
 
 export const DEFAULT_DECODE_OPTIONS: Readonly<DecodeOptions> = Object.freeze(

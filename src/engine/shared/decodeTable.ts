@@ -54,7 +54,7 @@ const speculative = spec(
  * top-k 40, top-p 0.95, min-p 0.05), a light repetition penalty against loops, 60 lines and 20 s at most
  * (both settings; the rules in src/completion/generate/ also stop it where its block ends).
  * Both draft up to 8 tokens by prompt lookup (the same distribution, about 1.5x faster decoding on real code)
- * and heal the prompt's last token (cursors split tokens).
+ * and heal the prompt's last token (cursors split tokens). Inline stops where the text falls into a loop.
  */
 export const DECODE_TABLE: readonly OptionRow[] = [
   {
@@ -182,6 +182,8 @@ export const DECODE_TABLE: readonly OptionRow[] = [
     generate: { default: 8, setting: speculative },
   },
   { key: 'tokenHealing', type: 'boolean', default: false, inline: { default: true }, generate: { default: true } },
+  // Inline: a loop's tokens are all cut by the repetition filter, and on a CPU they are the slowest pauses.
+  { key: 'stopOnLoop', type: 'boolean', default: false, inline: { default: true } },
 ];
 
 /** `maxNewTokens` -> `max_new_tokens` (serve-stdio fields, `--json` output). */

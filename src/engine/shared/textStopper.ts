@@ -1,9 +1,11 @@
 import type { DecodeOptions } from './decodeOptions';
+import { endsInLongLoop, repeatsStatementAbove, thirdIdenticalLine } from './loopCheck';
 import type { FinishReason } from './types';
 
 /**
  * Text-level stop rules: stop strings (matched on decoded text, so they may span tokens), a line limit
- * (the newline stop) and the time budget. Text that could still be the start of a stop string is held back
+ * (the newline stop), the time budget and loops (`stopOnLoop`: a statement repeated on the next line, a
+ * line that loops on; loopCheck.ts). Text that could still be the start of a stop string is held back
  * until it cannot be, so a caller never sees part of a stop string.
  */
 export class TextStopper {
@@ -14,7 +16,7 @@ export class TextStopper {
   finishReason: FinishReason | null = null;
 
   constructor(
-    private readonly opts: Pick<DecodeOptions, 'stop' | 'maxLines' | 'timeBudgetMs'>,
+    private readonly opts: Pick<DecodeOptions, 'stop' | 'maxLines' | 'timeBudgetMs'> & { stopOnLoop?: boolean },
     private readonly startedAt: number,
   ) {
     this.holdBack = Math.max(0, ...opts.stop.map((s) => s.length - 1));
@@ -44,6 +46,10 @@ export class TextStopper {
       this.text = this.text.slice(0, cut);
       return this.release(this.text.length);
     }
+    if (this.opts.stopOnLoop && this.loops(delta)) {
+      this.finishReason = 'loop';
+      return this.release(this.text.length);
+    }
     // llama.cpp's t_max_predict_ms: the budget applies once the first line is complete.
     if (this.opts.timeBudgetMs > 0 && now - this.startedAt > this.opts.timeBudgetMs && this.text.includes('\n')) {
       this.finishReason = 'time';
@@ -59,6 +65,20 @@ export class TextStopper {
 
   get fullText(): string {
     return this.text;
+  }
+
+  /**
+   * Whether the text, `delta` just added, has fallen into a loop: a line it completed repeats the one above,
+   * or the line being written has looped on for LOOP_STOP_CHARS characters.
+   */
+  private loops(delta: string): boolean {
+    if (endsInLongLoop(this.text.slice(this.text.lastIndexOf('\n') + 1))) return true;
+    const completed = delta.split('\n').length - 1;
+    if (completed === 0) return false;
+    const lines = this.text.split('\n');
+    const last = lines.length - 1;
+    for (let i = Math.max(1, last - completed); i < last; i++) if (repeatsStatementAbove(lines, i) || thirdIdenticalLine(lines, i)) return true;
+    return false;
   }
 
   /** End of the text that cannot be the start of any stop string. */

@@ -1,5 +1,6 @@
 /** Why a generation ended. */
-export type FinishReason = 'eos' | 'length' | 'stop' | 'time' | 'cancelled' | 'error';
+/** Why a generation ended. `loop`: the text fell into a loop (stopOnLoop, engine/shared/loopCheck.ts). */
+export type FinishReason = 'eos' | 'length' | 'stop' | 'time' | 'loop' | 'cancelled' | 'error';
 
 export interface GenerationStats {
   promptTokens: number;
