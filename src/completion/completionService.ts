@@ -296,6 +296,13 @@ export class CompletionService {
         const fuller = settled.then(({ r }) => r.finishReason !== 'cancelled').catch(() => false);
         return { ...first, raw: job.streamed, source: 'model', prompt: promptText(built.prompt), cancelled: false, fuller };
       }
+      // A first line the gate holds back is the answer too: the block would start with that same line, so it
+      // is not waited for (seconds on a CPU) and the generation stops. Remembered here as held back.
+      if (first && first.items.length > 0 && first.confidence !== null && !req.explicit && !signal?.aborted) {
+        job.abort();
+        this.cache.set(hash, ctx.linePrefix, first);
+        return { ...first, raw: job.streamed, source: 'model', prompt: promptText(built.prompt), cancelled: false };
+      }
     }
     // A cancelled caller is released at once; the generation runs on for the grace period in case the next
     // keystroke can use it.

@@ -2,7 +2,8 @@
  * The server generator against a real llama.cpp server (built once from the source inside node-llama-cpp,
  * scripts/llama-server.js) serving the default model as GGUF on 127.0.0.1: /infill through the editor's
  * pipeline, OpenAI-compatible /v1/completions, KV reuse across keystrokes, cancel freeing the slot,
- * alternatives (n_cmpl) on an explicit trigger, a warm-up filling the slot's cache, and serve-stdio --backend.
+ * alternatives (n_cmpl) on an explicit trigger, a warm-up filling the slot's cache, a loop ending the stream, and
+ * serve-stdio --backend.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -86,6 +87,18 @@ test('cancelling a long generation closes the request and frees the server slot'
     await new Promise((res) => setTimeout(res, 100));
   }
   assert.equal(busy, 0, 'every slot is idle again');
+});
+
+test('a loop ends the server stream as it ends a local generation (stopOnLoop): the same text, cut short', async () => {
+  const gen = new ServerGenerator({ kind: 'llama.cpp', url: server.url, timeoutMs: 20_000 });
+  // The default model loops on this line (test/engine/loopStop.test.ts) until max_new_tokens.
+  const prompt = 'const rows = [[], [], [], [],';
+  const opts = { maxNewTokens: 96, maxLines: 1, temperature: 0, stop: [] };
+  const whole = await gen.generate(prompt, opts);
+  const stopped = await gen.generate(prompt, { ...opts, stopOnLoop: true });
+  assert.equal(whole.finishReason, 'length', JSON.stringify(whole.text));
+  assert.equal(stopped.finishReason, 'loop', JSON.stringify(stopped.text));
+  assert.ok(whole.text.startsWith(stopped.text) && stopped.text.length < whole.text.length / 2, JSON.stringify(stopped.text));
 });
 
 /** The server's HTTP client, recording what was asked of it. */

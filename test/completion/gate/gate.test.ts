@@ -189,3 +189,40 @@ test('no prefetch after a suggestion the gate held back (it will not be accepted
     assert.equal(gen.calls.length, calls, `logprob ${logprob}`);
   }
 });
+
+test('a block whose first line the gate holds back is not waited for: the generation stops there, and the place is remembered', async () => {
+  const settings = { ...defaultCompletionSettings(), prefetch: false, minConfidence: 0.5 };
+  const gen = new FakeGenerator(undefined, -3);
+  const svc = new CompletionService(
+    gen,
+    () => template,
+    () => settings,
+    () => ({ contextTokens: 1024, calibration: cal() }),
+  );
+  const head = 'def f(x):\n    ';
+  const pending = svc.complete(request(head));
+  await new Promise((r) => setTimeout(r, 0));
+  gen.calls[0].stream('y = x + 1\n    ret');
+  const out = await pending;
+  assert.deepEqual(out.items, [], 'held back');
+  assert.equal(out.gated, true);
+  assert.ok(out.confidence !== null && out.confidence < 0.5);
+  assert.equal(out.fuller, undefined);
+  assert.equal(gen.calls[0].signal?.aborted, true, 'the rest of the block is not written');
+  assert.equal(svc.peek(request(head))?.gated, true, 'asked again here: held back at once, from the cache');
+  assert.equal(gen.calls.length, 1);
+  // A sure first line is shown at once and the block goes on (core.test.ts).
+  const sure = new FakeGenerator(undefined, -0.01);
+  const svc2 = new CompletionService(
+    sure,
+    () => template,
+    () => settings,
+    () => ({ contextTokens: 1024, calibration: cal() }),
+  );
+  const shown = svc2.complete(request(head));
+  await new Promise((r) => setTimeout(r, 0));
+  sure.calls[0].stream('y = x + 1\n    ret');
+  assert.deepEqual((await shown).items, ['y = x + 1']);
+  assert.equal(sure.calls[0].signal?.aborted, false);
+  sure.calls[0].finish();
+});
