@@ -38,7 +38,9 @@ async function main() {
   const shapes = (arg('shapes') ?? '0.5b,1.5b').split(',').filter((s): s is keyof typeof SHAPES => s in SHAPES);
   const log = (s: string) => console.error(`[bench:pause ${new Date().toISOString().slice(11, 19)}] ${s}`);
   const workerPath = path.join(root, 'dist', 'worker.js');
-  const files = [path.join(root, 'src', 'completion', 'completionService.ts'), path.join(root, 'tools', 'model', 'make_random_checkpoint.py')].slice(
+  // Frozen copies of two of our files (completionService.ts at 60a7989, make_random_checkpoint.py): the replay
+  // types the same text whatever the sources become, so runs of different commits compare.
+  const files = [path.join(root, 'bench', 'replay', 'completionService.ts.txt'), path.join(root, 'bench', 'replay', 'make_random_checkpoint.py.txt')].slice(
     0,
     quick ? 1 : 2,
   );

@@ -18,7 +18,11 @@ export const CONTEXTS = [512, 4096];
 /** The default model's measured characters per token, used for both sizes (the window scales with it). */
 const CHARS_PER_TOKEN = 2.91;
 
-/** The eval sets' positions: the author's rest of the line removed (a line-start one is a fresh line). */
+/**
+ * The eval sets' positions: the author's rest of the line removed (a line-start one is a fresh line). Each is
+ * marked as the slice of a file it is; GHOSTLINE_ORACLE_UNMARKED=1 leaves the mark off, to measure the
+ * pipeline on slices it is not told about (as another harness would give them).
+ */
 export function evalPositions(file: string): OraclePosition[] {
   const set = path.basename(file, '.jsonl');
   return readEvalSamples(file).map((s) => ({
@@ -27,7 +31,7 @@ export function evalPositions(file: string): OraclePosition[] {
     language: s.language,
     kind: s.kind === 'line-start' ? 'fresh-line' : 'mid-line',
     doc: s.prefix + s.suffix,
-    cut: sampleCut(s),
+    cut: process.env.GHOSTLINE_ORACLE_UNMARKED ? undefined : sampleCut(s),
     cursor: s.prefix.length,
     truth: s.expected.trimEnd(),
   }));

@@ -284,8 +284,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pseudoRandom = (i: number) => (((Math.sin(i * 12.9898) * 43758.5453) % 1) + 1) % 1;
 
 /** The VS Code language id of a replayed file, by its extension. */
+/** The language of a replayed file, named by its extension (a frozen copy ends in `.txt` after it). */
 function languageOf(file: string): string {
-  if (/\.[cm]?js$/.test(file)) return 'javascript';
-  if (/\.py$/.test(file)) return 'python';
+  const name = file.replace(/\.txt$/, '');
+  if (/\.[cm]?js$/.test(name)) return 'javascript';
+  if (/\.py$/.test(name)) return 'python';
   return 'typescript';
 }

@@ -8,6 +8,11 @@ export interface OpenTail {
   inside: string | null;
   /** Closers that close no open bracket, plus single-line strings left unterminated at a line end. */
   damage: number;
+  /**
+   * Where the last closer that closed no open bracket, or closed a block comment outside any, is (-1: none):
+   * the text started inside that block or comment.
+   */
+  lastStrayCloser: number;
   /** With a `mark`: the closers of the brackets open at the mark, innermost first. */
   openAtMark?: string[];
   /** With a `mark`: how many of those the text after the mark closes. */
@@ -37,6 +42,7 @@ export function openTail(text: string, lex: Lexical, mark?: number): OpenTail {
   let str: Lexical['strings'][number] | null = null;
   let comment: string | null = null;
   let damage = 0;
+  let lastStrayCloser = -1;
   let i = 0;
   const n = text.length;
   while (i < n) {
@@ -75,6 +81,12 @@ export function openTail(text: string, lex: Lexical, mark?: number): OpenTail {
       i = nl < 0 ? n : nl;
       continue;
     }
+    // A block comment's closer outside any comment: the text started inside that comment.
+    if (lex.blockComment && text.startsWith(lex.blockComment[1], i)) {
+      lastStrayCloser = i;
+      i += lex.blockComment[1].length;
+      continue;
+    }
     if (lex.blockComment && text.startsWith(lex.blockComment[0], i)) {
       comment = lex.blockComment[1];
       i += lex.blockComment[0].length;
@@ -111,13 +123,16 @@ export function openTail(text: string, lex: Lexical, mark?: number): OpenTail {
           live = j;
         }
         if (back) str = lex.strings.find((d) => d.template) ?? null;
-      } else damage++;
+      } else {
+        damage++;
+        lastStrayCloser = i;
+      }
     }
     i++;
   }
   if (str && !str.multiline) damage++;
   const inside = comment ?? (str?.multiline ? str.close : null);
-  const tail: OpenTail = { closers: [...stack].reverse(), inside, damage };
+  const tail: OpenTail = { closers: [...stack].reverse(), inside, damage, lastStrayCloser };
   if (mark === undefined) return tail;
   atMark ??= [...stack];
   return { ...tail, openAtMark: [...atMark].reverse(), closedAfterMark: closedAfter };

@@ -45,14 +45,18 @@ export function checkWindow(doc: TextSource, cursor: CursorPosition, ctx: Docume
   // With none, the window is a fragment of one long block (a class, a comment): the checks abstain. A
   // document whose first line is not top-level is such a fragment too (a slice of a file, a pasted block:
   // a source file starts outside every block), so its top is no top-level line either; nor is the first
-  // line of a slice (doc.cut), which may be the tail of a line inside a block or a string.
+  // line of a slice (doc.cut), which may be the tail of a line inside a block or a string; nor, in a
+  // document whose lines above the cursor close a bracket they never opened, any line up to that closer's:
+  // the document starts inside the block it closes (a slice nobody marked as one).
   let startsInBlock = false;
   const topLevel = (l: string) => /^[^\s)\]}.,]/.test(l);
-  const sliced = i < 0 && doc.cut?.above === true;
+  const lex = grammarFor(languageId)?.lexical;
   const first = above.find((l) => l.trim() !== '');
-  const fragment = i < 0 && (sliced || (first !== undefined && !topLevel(first)));
+  let from = i < 0 && doc.cut?.above === true ? 1 : 0;
+  if (i < 0 && lex) from = Math.max(from, lineAfter(above, openTail(above.join(''), lex).lastStrayCloser));
+  const fragment = i < 0 && (from > 0 || (first !== undefined && !topLevel(first)));
   if (i >= 0 || fragment) {
-    const top = above.findIndex((l, k) => (k > 0 || !sliced) && topLevel(l));
+    const top = above.findIndex((l, k) => k >= from && topLevel(l));
     if (top > 0) above.splice(0, top);
     startsInBlock = top < 0;
   }
@@ -72,7 +76,6 @@ export function checkWindow(doc: TextSource, cursor: CursorPosition, ctx: Docume
   const prefix = fragment || above.join('').length >= ctx.prefix.length ? above.join('') : ctx.prefix;
   if (!slicedBelow && suffix.length < ctx.suffix.length) suffix = ctx.suffix;
   const window: SyntaxWindow = { languageId, prefix, linePrefix: ctx.linePrefix, lineSuffix: ctx.lineSuffix, suffix, startsInBlock, cutBelow };
-  const lex = grammarFor(languageId)?.lexical;
   if (!lex) return { window, prose: false };
   const head = prefix + ctx.linePrefix;
   const tail = openTail(head + ctx.lineSuffix + suffix, lex, head.length);
@@ -81,4 +84,15 @@ export function checkWindow(doc: TextSource, cursor: CursorPosition, ctx: Docume
   const prose = atCursor.inside !== null || openTail(`${head}(`, lex).closers.length === atCursor.closers.length;
   if (prose) return { window, prose };
   return { window, prose, openAtCursor: tail.openAtMark, closedAfterCursor: tail.closedAfterMark };
+}
+
+/** Index of the line (of `lines`, each ending in '\n') after the one holding character `at`; 0 when `at` is -1. */
+function lineAfter(lines: readonly string[], at: number): number {
+  if (at < 0) return 0;
+  let end = 0;
+  for (let k = 0; k < lines.length; k++) {
+    end += lines[k].length;
+    if (at < end) return k + 1;
+  }
+  return lines.length;
 }

@@ -103,9 +103,24 @@ test('a slice cut above (doc.cut): its first line may be the tail of a line insi
   const c = checkWindow(sliced, pos, documentContext(sliced, pos, BUDGET), 'javascript');
   assert.equal(c.window.startsInBlock, true, 'no top-level line below the first: the checks abstain');
   assert.equal(refiner.refine('essionTimeout);', c.window), 'essionTimeout);');
-  // Read as a whole file, the same text starts at a top-level line (what an editor's document would mean).
-  const whole = textSource(text);
-  assert.equal(checkWindow(whole, pos, documentContext(whole, pos, BUDGET), 'javascript').window.startsInBlock, false);
+  // Unmarked, the same text gives itself away: its lines close brackets they never opened (`]`, `}`), so the
+  // window starts after the last of them, and here that leaves no top-level line either.
+  const unmarked = textSource(text);
+  assert.equal(checkWindow(unmarked, pos, documentContext(unmarked, pos, BUDGET), 'javascript').window.startsInBlock, true);
+});
+
+test('a document whose lines above the cursor close a bracket they never opened starts after that closer', () => {
+  const doc = '    return total;\n  }\n}\n\nexport function g(x) {\n  return f(█\n}\n';
+  const cursor = doc.indexOf('█');
+  const text = doc.replace('█', '');
+  const src = textSource(text);
+  const pos = positionAt(text, cursor);
+  const c = checkWindow(src, pos, documentContext(src, pos, BUDGET), 'javascript');
+  assert.ok(c.window.prefix.startsWith('export function g(x) {'), JSON.stringify(c.window.prefix));
+  assert.equal(c.window.startsInBlock, false);
+  // A balanced file is read from its top.
+  const whole = at('import { f } from "./f";\n\nexport function g(x) {\n  return f(█\n}\n');
+  assert.ok(checkWindow(whole.src, whole.pos, whole.ctx, 'javascript').window.prefix.startsWith('import'));
 });
 
 test('a slice cut below (doc.cut): its last line may be the head of a line, so it is left out of the window', () => {
