@@ -73,7 +73,8 @@ export function checkWindow(doc: TextSource, cursor: CursorPosition, ctx: Docume
   const cutBelow = j < doc.lineCount;
   // The model's own window when the document gives less (a window never shrinks below what the model saw),
   // unless that is a fragment's top, moved down from, or a slice's last line, left out.
-  const prefix = fragment || above.join('').length >= ctx.prefix.length ? above.join('') : ctx.prefix;
+  const lines = above.join('');
+  const prefix = fragment || lines.length >= ctx.prefix.length ? lines : ctx.prefix;
   if (!slicedBelow && suffix.length < ctx.suffix.length) suffix = ctx.suffix;
   const window: SyntaxWindow = { languageId, prefix, linePrefix: ctx.linePrefix, lineSuffix: ctx.lineSuffix, suffix, startsInBlock, cutBelow };
   if (!lex) return { window, prose: false };

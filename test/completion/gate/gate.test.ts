@@ -128,9 +128,12 @@ const request = (text: string, explicit = false) => ({
   explicit,
 });
 
-/** The pipeline over a generator that always answers `foo(1)` at `logprob` per token, gated by the test calibration. */
-function calibrated(logprob: number, settings: CompletionSettings): { gen: FakeGenerator; svc: CompletionService } {
-  const gen = new FakeGenerator(() => 'foo(1)', logprob);
+/**
+ * The pipeline over a generator whose tokens all have log-probability `logprob`, gated by the test calibration:
+ * it always answers `foo(1)`, or (`streamed`) streams what the test tells it to.
+ */
+function calibrated(logprob: number, settings: CompletionSettings, streamed = false): { gen: FakeGenerator; svc: CompletionService } {
+  const gen = new FakeGenerator(streamed ? undefined : () => 'foo(1)', logprob);
   return {
     gen,
     svc: new CompletionService(
@@ -192,13 +195,7 @@ test('no prefetch after a suggestion the gate held back (it will not be accepted
 
 test('a block whose first line the gate holds back is not waited for: the generation stops there, and the place is remembered', async () => {
   const settings = { ...defaultCompletionSettings(), prefetch: false, minConfidence: 0.5 };
-  const gen = new FakeGenerator(undefined, -3);
-  const svc = new CompletionService(
-    gen,
-    () => template,
-    () => settings,
-    () => ({ contextTokens: 1024, calibration: cal() }),
-  );
+  const { gen, svc } = calibrated(-3, settings, true);
   const head = 'def f(x):\n    ';
   const pending = svc.complete(request(head));
   await new Promise((r) => setTimeout(r, 0));
@@ -212,13 +209,7 @@ test('a block whose first line the gate holds back is not waited for: the genera
   assert.equal(svc.peek(request(head))?.gated, true, 'asked again here: held back at once, from the cache');
   assert.equal(gen.calls.length, 1);
   // A sure first line is shown at once and the block goes on (core.test.ts).
-  const sure = new FakeGenerator(undefined, -0.01);
-  const svc2 = new CompletionService(
-    sure,
-    () => template,
-    () => settings,
-    () => ({ contextTokens: 1024, calibration: cal() }),
-  );
+  const { gen: sure, svc: svc2 } = calibrated(-0.01, settings, true);
   const shown = svc2.complete(request(head));
   await new Promise((r) => setTimeout(r, 0));
   sure.calls[0].stream('y = x + 1\n    ret');

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { documentContext, positionAt, textSource } from '../../../src/completion/context/documentContext';
 import { checkWindow } from '../../../src/completion/syntax/syntaxWindow';
+import type { TextSource } from '../../../src/completion/types';
 import { SyntaxRefiner } from '../../../src/completion/syntax/syntaxRefiner';
 
 const refiner = new SyntaxRefiner();
@@ -14,10 +15,11 @@ after(() => refiner.dispose());
 /** A small model's window: about 740 characters of prefix, as at 512 tokens. */
 const BUDGET = { prefixLines: 256, suffixLines: 64, prefixChars: 740, suffixChars: 250, snapLines: 16 };
 
-function at(doc: string, mark = '█') {
-  const cursor = doc.indexOf(mark);
-  const text = doc.replace(mark, '');
-  const src = textSource(text);
+/** The document with the cursor at █, as a whole file or (with `cut`) as a slice of one. */
+function at(doc: string, cut?: TextSource['cut']) {
+  const cursor = doc.indexOf('█');
+  const text = doc.replace('█', '');
+  const src = textSource(text, cut);
   const pos = positionAt(text, cursor);
   return { src, pos, ctx: documentContext(src, pos, BUDGET) };
 }
@@ -96,26 +98,19 @@ test('a slice cut above (doc.cut): its first line may be the tail of a line insi
   const doc =
     'nHandle, options] = sessions[i];\n        if (!sessionHandle.closed) {\n          return sessionHandle;\n        }\n      }\n    }\n\n' +
     '    const session = connect(authority);\n    const removeSession = () => {\n      timer = setTimeout(() => {\n        removeSession();\n      }, s█\n    };\n';
-  const cursor = doc.indexOf('█');
-  const text = doc.replace('█', '');
-  const pos = positionAt(text, cursor);
-  const sliced = textSource(text, { above: true, below: false });
-  const c = checkWindow(sliced, pos, documentContext(sliced, pos, BUDGET), 'javascript');
+  const sliced = at(doc, { above: true, below: false });
+  const c = checkWindow(sliced.src, sliced.pos, sliced.ctx, 'javascript');
   assert.equal(c.window.startsInBlock, true, 'no top-level line below the first: the checks abstain');
   assert.equal(refiner.refine('essionTimeout);', c.window), 'essionTimeout);');
   // Unmarked, the same text gives itself away: its lines close brackets they never opened (`]`, `}`), so the
   // window starts after the last of them, and here that leaves no top-level line either.
-  const unmarked = textSource(text);
-  assert.equal(checkWindow(unmarked, pos, documentContext(unmarked, pos, BUDGET), 'javascript').window.startsInBlock, true);
+  const unmarked = at(doc);
+  assert.equal(checkWindow(unmarked.src, unmarked.pos, unmarked.ctx, 'javascript').window.startsInBlock, true);
 });
 
 test('a document whose lines above the cursor close a bracket they never opened starts after that closer', () => {
-  const doc = '    return total;\n  }\n}\n\nexport function g(x) {\n  return f(█\n}\n';
-  const cursor = doc.indexOf('█');
-  const text = doc.replace('█', '');
-  const src = textSource(text);
-  const pos = positionAt(text, cursor);
-  const c = checkWindow(src, pos, documentContext(src, pos, BUDGET), 'javascript');
+  const { src, pos, ctx } = at('    return total;\n  }\n}\n\nexport function g(x) {\n  return f(█\n}\n');
+  const c = checkWindow(src, pos, ctx, 'javascript');
   assert.ok(c.window.prefix.startsWith('export function g(x) {'), JSON.stringify(c.window.prefix));
   assert.equal(c.window.startsInBlock, false);
   // A balanced file is read from its top.
@@ -128,17 +123,14 @@ test('a slice cut below (doc.cut): its last line may be the head of a line, so i
   const doc =
     '""█\nrequests.hooks\n~~~~~~~~~~~~~~\n\nThis module provides the hooks system.\n"""\n\nHOOKS = ["response"]\n\n' +
     'def dispatch_hook(key, hooks, hook_data):\n    hooks = hooks or {}\n    if has';
-  const cursor = doc.indexOf('█');
-  const text = doc.replace('█', '');
-  const pos = positionAt(text, cursor);
-  const sliced = textSource(text, { above: false, below: true });
-  const c = checkWindow(sliced, pos, documentContext(sliced, pos, BUDGET), 'python');
+  const sliced = at(doc, { above: false, below: true });
+  const c = checkWindow(sliced.src, sliced.pos, sliced.ctx, 'python');
   assert.ok(!c.window.suffix.includes('if has'), 'the partial last line is left out');
   assert.equal(c.window.cutBelow, true);
   assert.equal(refiner.refine('"', c.window), '"');
   // As a whole file, `if has` is the file's real last line: the quote turns it from string into code, an error.
-  const whole = textSource(text);
-  const w = checkWindow(whole, pos, documentContext(whole, pos, BUDGET), 'python').window;
+  const whole = at(doc);
+  const w = checkWindow(whole.src, whole.pos, whole.ctx, 'python').window;
   assert.equal(w.cutBelow, false);
   assert.equal(refiner.refine('"', w), null);
 });
