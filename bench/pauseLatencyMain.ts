@@ -44,7 +44,7 @@ async function main() {
     0,
     quick ? 1 : 2,
   );
-  const replayOpts = { threads, charsPerFile: quick ? 120 : 400, gapMs: 150, speculativeTokens: 0 };
+  const replayOpts = { threads, charsPerFile: quick ? 120 : 400, gapMs: 150, pauseMs: 500, speculativeTokens: 0 };
   const loadavg = os.loadavg();
 
   log(`default model over ${files.length} files (records the lengths)`);

@@ -79,7 +79,7 @@ async function main() {
   ].filter((f) => fs.existsSync(f));
   const replayFiles = quick ? sources.slice(0, 2) : sources;
   log(`typing replay (default model, ${replayFiles.length} files)`);
-  const replay = await typingReplay(workerPath, model, replayFiles, { threads: replayThreads, charsPerFile: quick ? 150 : 500, gapMs: 120, pauseMs: 1500 });
+  const replay = await typingReplay(workerPath, model, replayFiles, { threads: replayThreads, charsPerFile: quick ? 150 : 500, gapMs: 120 });
 
   log('vs transformers.js (default model)');
   // Real code prompts (about 1,000 characters before a point of each source file) for the as-shipped decode.

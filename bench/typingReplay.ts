@@ -87,7 +87,11 @@ export async function typingReplay(
     threads: number;
     charsPerFile: number;
     gapMs: number;
-    /** Unused: a pause waits for its answer however long it takes (kept for callers' option objects). */
+    /**
+     * The shortest pause: the key after a pause comes this long after the pause's keystroke at the earliest
+     * (issue 24 counts a pause when the next key is 500 ms or more later), and never sooner than `gapMs` after
+     * the answer. Without it the next key comes `gapMs` after the answer.
+     */
     pauseMs?: number;
     fixedNewTokens?: number;
     speculativeTokens?: number;
@@ -196,8 +200,8 @@ export async function typingReplay(
             decode_ms: round(st?.decodeMs ?? 0),
           });
           if (answer.items.length > 0) pausesShown++;
-          // The typist reads the suggestion for a moment; a prefetch it started runs meanwhile.
-          await sleep(opts.gapMs);
+          // The typist reads the suggestion for a moment; what the pipeline starts when idle runs meanwhile.
+          await sleep(Math.max(opts.gapMs, (opts.pauseMs ?? 0) - waited));
         } else {
           pending.push(request.then(() => undefined));
           await sleep(opts.gapMs * (0.6 + 0.8 * pseudoRandom(keystrokes)));
