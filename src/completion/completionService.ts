@@ -13,7 +13,7 @@ import type { Generator } from './generator';
 import { InFlight } from './inflight';
 import type { GenerateInputs } from './generate/generateAt';
 import { type GeneratePreset, inlineDecodeOptions, inlineMode, type InlineMode } from './presets';
-import { buildPrompt } from './prompt/buildPrompt';
+import { buildPrompt, promptHeadMoves } from './prompt/buildPrompt';
 import type { FimTemplate } from './prompt/fimTemplates';
 import type { SyntaxRefiner } from './syntax/syntaxRefiner';
 import { checkWindow } from './syntax/syntaxWindow';
@@ -46,6 +46,8 @@ export class CompletionService {
   private inflight: InFlight | null = null;
   private cptEstimate: CharsPerTokenEstimate | null = null;
   private prefetching: Promise<unknown> | null = null;
+  /** The warm-up of the line below (warmLineBelow), aborted by the next model request. */
+  private warming: { abort: AbortController; done: Promise<unknown> } | null = null;
   /** Set by close(): a retired backend's service sends nothing more (no request, no prefetch). */
   private closed = false;
   /** Per file, the window start of the last prompt sent to the model (documentContext's keepStart). */
@@ -137,12 +139,10 @@ export class CompletionService {
     const t0 = this.now();
     const { s, template, ctx, mode, extra, hash } = this.prepare(req);
     this.rememberWindowStart(req.path, ctx.prefixStartLine);
-    const done = (o: Omit<CompletionOutcome, 'latencyMs' | 'mode' | 'gated'>): CompletionOutcome => ({
-      ...o,
-      ...this.gate(o.items, o.confidence, req.explicit),
-      mode,
-      latencyMs: this.now() - t0,
-    });
+    const done = (o: Omit<CompletionOutcome, 'latencyMs' | 'mode' | 'gated'>): CompletionOutcome => {
+      if (!o.cancelled && !req.explicit && !this.prefetching) this.warmLineBelow(req, ctx);
+      return { ...o, ...this.gate(o.items, o.confidence, req.explicit), mode, latencyMs: this.now() - t0 };
+    };
 
     const wantAlternatives = req.explicit && s.alternatives > 1;
     const cached = this.cache.get(hash, ctx.linePrefix);
@@ -226,6 +226,7 @@ export class CompletionService {
     if (template) options.stop = [...(options.stop ?? []), ...template.stopTokens];
 
     this.inflight?.abort();
+    this.warming?.abort.abort();
     const job = new InFlight(hash, ctx.linePrefix, REUSE_GRACE_MS);
     this.inflight = job;
     job.attach(signal);
@@ -332,6 +333,31 @@ export class CompletionService {
   }
 
   /**
+   * At the end of a line, while the user reads: the prompt of the line below, after Enter, prefilled into a
+   * cache kept beside the one in use (Generator.warmAside). Only when Enter would move the prompt's head (the
+   * FIM middle's anchor every few lines, or the window's start), which re-runs the whole suffix: hundreds of
+   * tokens, seconds on a 1.5B model. A keystroke on this line instead aborts the warm-up and comes back to
+   * its own prompt's cache. Not after a shown suggestion: its prefetch (accepting it) is the likelier next step.
+   */
+  private warmLineBelow(req: CompletionRequest, ctx: DocumentContext): void {
+    const generator = this.generator;
+    if (!generator.warmAside || this.closed || ctx.lineSuffix.trim() !== '') return;
+    const below = insertAt(req.doc, req.cursor, `\n${ctx.indent}`);
+    const next = this.prepare({ ...req, doc: below.doc, cursor: below.cursor });
+    if (!promptHeadMoves(ctx, next.ctx, next.template !== null)) return;
+    const { built } = modelInput(req.path, next.ctx, next.extra, next.template);
+    this.warming?.abort.abort();
+    const abort = new AbortController();
+    const done = generator
+      .warmAside(built.prompt, { signal: abort.signal })
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.warming?.abort === abort) this.warming = null;
+      });
+    this.warming = { abort, done };
+  }
+
+  /**
    * What Generate from Selection shares with this pipeline (src/completion/generate/generateAt.ts): the FIM
    * template, the model's context and characters per token, the window budget, the extra-context ring and
    * tree-sitter. `generator` is the one to generate with (the router may wrap the service's own).
@@ -355,11 +381,13 @@ export class CompletionService {
   /** Resolves when the current prefetch (if any) is done: for tests and benchmarks. */
   async idle(): Promise<void> {
     await this.prefetching;
+    await this.warming?.done;
   }
 
   /** Aborts whatever the model is doing for this service. */
   cancelAll(): void {
     this.inflight?.abort();
+    this.warming?.abort.abort();
   }
 
   /**

@@ -29,4 +29,10 @@ export interface Generator {
    * does; resolves when cancelled. Absent: the backend has no such request (a caller completes instead).
    */
   warm?(prompt: Prompt, hooks?: BackendHooks): Promise<void>;
+  /**
+   * Prefills the prompt into a cache kept beside the one in use, without generating: a request for either
+   * prompt then starts at once. Resolves when cancelled (what was prefilled stays kept). Absent: the backend
+   * keeps one prompt cache, which a warm-up of another prompt would evict (a server's slot).
+   */
+  warmAside?(prompt: Prompt, hooks?: { signal?: AbortSignal }): Promise<void>;
 }

@@ -39,6 +39,16 @@ export function splitMiddle(ctx: DocumentContext): { prefix: string; middle: str
 }
 
 /**
+ * Whether the prompt at `next` (the same document after Enter at the cursor) differs from the prompt at `ctx`
+ * before its middle: the window's start moved, or (FIM) the middle's anchor, so everything after the prefix
+ * (the whole suffix) has to be run again. A plain prompt only grows at its end when the start stays.
+ */
+export function promptHeadMoves(ctx: DocumentContext, next: DocumentContext, fim: boolean): boolean {
+  if (next.prefixStartLine !== ctx.prefixStartLine) return true;
+  return fim && splitMiddle(next).prefix !== splitMiddle(ctx).prefix;
+}
+
+/**
  * Orders the prompt from stable to volatile so that a keystroke invalidates only the tail of the KV cache:
  *   [extra chunks][FIM prefix] lines above [FIM suffix] rest of line + lines below [FIM middle] lines since the
  *   anchor (splitMiddle) + line so far

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { WARM_ASIDE_OPTIONS, WARM_PREFILL_CHUNK } from '../shared/warmAside';
 import * as path from 'node:path';
 import { cancelledResult } from '../shared/cancelledResult';
 import type { DecodeOptions } from '../shared/decodeOptions';
@@ -82,10 +83,10 @@ export class EngineClient {
 
   async generate(prompt: Prompt, options: Partial<DecodeOptions> = {}, hooks: GenerateHooks = {}): Promise<GenerateResult> {
     await this.ensureModel();
-    const { signal, onText, onFirstLine } = hooks;
+    const { signal, onText, onFirstLine, prefillChunk } = hooks;
     // Cancelled before it was sent: no work at all.
     if (signal?.aborted) return cancelledResult();
-    const msg: ToWorker = { type: 'generate', id: 0, prompt, options, stream: !!(onText || onFirstLine) };
+    const msg: ToWorker = { type: 'generate', id: 0, prompt, options, stream: !!(onText || onFirstLine), prefillChunk };
     try {
       return (await this.request<Reply<'done'>>(msg, { onText, onFirstLine }, signal)).result;
     } catch (err) {
@@ -93,6 +94,11 @@ export class EngineClient {
       if (signal?.aborted && err instanceof EngineError && err.name === 'WorkerStuck') return cancelledResult();
       throw err;
     }
+  }
+
+  /** Generator.warmAside, in the worker (shared/warmAside.ts). */
+  async warmAside(prompt: Prompt, hooks: { signal?: AbortSignal } = {}): Promise<void> {
+    await this.generate(prompt, WARM_ASIDE_OPTIONS, { signal: hooks.signal, prefillChunk: WARM_PREFILL_CHUNK });
   }
 
   async tokenize(text: string): Promise<number[]> {

@@ -48,6 +48,11 @@ export class KvCache {
     return new KvCache(this.contract, this.tokens.slice(0, n), tensors, this.batch);
   }
 
+  /** The first n positions, independent of this cache (its tensors are never written: crop already copies). */
+  fork(n: number): KvCache {
+    return this.crop(n);
+  }
+
   /** A cache whose batch row j is row `rows[j]` of this one (beam search: expand and reorder). */
   gather(rows: number[]): KvCache {
     const { kvHeads, headDim } = this.contract;

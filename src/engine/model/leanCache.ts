@@ -131,6 +131,12 @@ export class LeanKvCache {
     return new LeanKvCache(this.store, this.tokens.slice(0, n), n);
   }
 
+  /** The first n positions in a store of their own: what is written to either later leaves the other as it is. */
+  fork(n: number): LeanKvCache {
+    const keep = Math.min(n, this.length);
+    return new LeanKvCache(this.store.copyTo(this.store.cap, keep), this.tokens.slice(0, keep), keep);
+  }
+
   gather(rows: number[]): LeanKvCache {
     return new LeanKvCache(this.store.copyTo(this.store.cap, this.length, rows), this.tokens, this.length);
   }

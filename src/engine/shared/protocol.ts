@@ -13,7 +13,7 @@ export interface WorkerStats {
 /** Messages from the client (extension host / CLI thread) to the inference worker. */
 export type ToWorker =
   | { type: 'load'; id: number; modelDir: string; options: EngineOptions }
-  | { type: 'generate'; id: number; prompt: Prompt; options: Partial<DecodeOptions>; stream: boolean }
+  | { type: 'generate'; id: number; prompt: Prompt; options: Partial<DecodeOptions>; stream: boolean; prefillChunk?: number }
   | { type: 'tokenize'; id: number; text: string }
   | { type: 'cancel'; id: number }
   | { type: 'reset'; id: number }

@@ -72,6 +72,8 @@ export interface GenerateHooks {
    * while the rest is written. Not called for beam search, nor when the answer ends first.
    */
   onFirstLine?: (line: FirstLine) => void;
+  /** Tokens per prefill pass (default: the engine's prefillChunk). Smaller lets a cancel land sooner, at some speed. */
+  prefillChunk?: number;
 }
 
 /** The start of an answer up to the end of its first line with code on it (the newline not included). */

@@ -4,7 +4,8 @@ import { cancelledResult } from '../shared/cancelledResult';
 import { measureCharsPerToken } from '../model/charsPerToken';
 import { resolveDecodeOptions, type DecodeOptions } from '../shared/decodeOptions';
 import { RequestError } from '../shared/errors';
-import { commonPrefixLength } from '../model/kvCache';
+import { KeptCaches } from './keptCaches';
+import { WARM_ASIDE_OPTIONS, WARM_PREFILL_CHUNK } from '../shared/warmAside';
 import { eosIds, readModelFolder, type ModelFolder } from '../model/modelFolder';
 import { OnnxCausalLM, defaultThreads, onnxWeightBytes, type AnyKvCache } from '../model/onnxModel';
 import { SamplerChain } from '../decode/samplers/chain';
@@ -43,6 +44,10 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
  */
 export class Engine {
   private cache: AnyKvCache;
+  /** How many of the active cache's positions are prompt (the rest were generated). */
+  private cachePromptTokens = 0;
+  /** Caches of earlier prompts, for a request that comes back to one. */
+  private readonly kept = new KeptCaches();
   private queue: Promise<unknown> = Promise.resolve();
   /** Token texts sorted for token healing; built on first use. */
   private prefixIndex: TokenPrefixIndex | null = null;
@@ -115,6 +120,13 @@ export class Engine {
   /** Forgets the KV cache (the next request prefills everything). */
   resetCache(): void {
     this.cache = this.model.emptyCache();
+    this.cachePromptTokens = 0;
+    this.kept.clear();
+  }
+
+  /** Token ids of the caches kept beside the active one, oldest first (tests, debugging). */
+  get keptTokenIds(): readonly (readonly number[])[] {
+    return this.kept.tokenLists;
   }
 
   generate(prompt: Prompt, options: Partial<DecodeOptions> = {}, hooks: GenerateHooks = {}): Promise<GenerateResult> {
@@ -124,6 +136,11 @@ export class Engine {
     });
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /** Generator.warmAside (shared/warmAside.ts): the prompt prefilled, the cache in use kept beside it. */
+  async warmAside(prompt: Prompt, hooks: { signal?: AbortSignal } = {}): Promise<void> {
+    await this.generate(prompt, WARM_ASIDE_OPTIONS, { signal: hooks.signal, prefillChunk: WARM_PREFILL_CHUNK });
   }
 
   async dispose(): Promise<void> {
@@ -146,7 +163,7 @@ export class Engine {
       return { ...sequences[0], sequences, stats, ...(plan.notices.length > 0 ? { notices: plan.notices } : {}) };
     };
 
-    const first = await this.prefillTokens(plan.tokens, stats, hooks.signal);
+    const first = await this.prefillTokens(plan.tokens, stats, hooks.signal, hooks.prefillChunk);
     stats.prefillMs = performance.now() - t0;
     if (!first) return finish(cancelledResult().sequences);
 
@@ -318,17 +335,22 @@ export class Engine {
     return { ...r, lse };
   }
 
-  /** Reuses the longest common token prefix of the cache, prefills the rest in chunks. Null when cancelled. */
-  private async prefillTokens(tokens: number[], stats: GenerationStats, signal?: AbortSignal): Promise<LogitRows | null> {
-    // At least one token is always run: its logits start the decode.
-    const reuse = Math.min(commonPrefixLength(this.cache.tokens, tokens), tokens.length - 1);
-    this.cache = this.cache.crop(reuse);
+  /**
+   * Reuses the longest common token prefix of the active or a kept cache (keptCaches.ts), prefills the rest in
+   * chunks. Null when cancelled; what was prefilled before the cancel stays cached.
+   */
+  private async prefillTokens(tokens: number[], stats: GenerationStats, signal?: AbortSignal, chunkSize?: number): Promise<LogitRows | null> {
+    const step = chunkSize && chunkSize > 0 ? Math.floor(chunkSize) : this.prefillChunk;
+    const { cache, reuse } = this.kept.choose(this.cache, this.cachePromptTokens, tokens);
+    this.cache = cache;
+    this.cachePromptTokens = reuse;
     stats.reusedTokens = reuse;
     let last: LogitRows | null = null;
-    for (let at = reuse; at < tokens.length; at += this.prefillChunk) {
+    for (let at = reuse; at < tokens.length; at += step) {
       if (signal?.aborted) return null;
-      const chunk = tokens.slice(at, at + this.prefillChunk);
+      const chunk = tokens.slice(at, at + step);
       last = await this.advance(chunk);
+      this.cachePromptTokens = this.cache.length;
       stats.prefillTokens += chunk.length;
     }
     return last;

@@ -104,6 +104,7 @@ async function generate(msg: Extract<ToWorker, { type: 'generate' }>) {
       onStart: () => (job.started = true),
       onText: msg.stream ? (text) => send({ type: 'partial', id: msg.id, text }) : undefined,
       onFirstLine: msg.stream ? (line) => send({ type: 'line', id: msg.id, line }) : undefined,
+      prefillChunk: msg.prefillChunk,
     });
     send({ type: 'done', id: msg.id, result });
   } catch (err) {
