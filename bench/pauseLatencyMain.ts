@@ -8,23 +8,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { packageRoot } from '../src/engine/host/defaultModel';
+import { cpuFlags } from './machine';
 import { BENCH_CACHE, convertTimed, ensureQwenCheckpoint } from './qwenPath';
 import { typingReplay, type TypingReplayResult } from './typingReplay';
 
 const SHAPES = { '0.5b': 'qwen2.5-coder-0.5b', '1.5b': 'qwen2.5-coder-1.5b' } as const;
-
-function cpuFlags(): string {
-  try {
-    const flags =
-      fs
-        .readFileSync('/proc/cpuinfo', 'utf8')
-        .match(/^flags\s*:\s*(.*)$/m)?.[1]
-        .split(' ') ?? [];
-    return ['avx2', 'avx512f', 'avx512_vnni', 'avx_vnni', 'amx_int8'].filter((f) => flags.includes(f)).join(' ') || 'no AVX2';
-  } catch {
-    return 'unknown';
-  }
-}
 
 async function main() {
   const argv = process.argv.slice(2);

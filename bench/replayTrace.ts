@@ -28,12 +28,22 @@ export class TracingGenerator implements Generator {
   /** Tokens of generations that were cancelled (typed over before they finished). */
   cancelledTokens = 0;
   calls = 0;
+  /** Warm-ups of the line below (Generator.warmAside) passed to the backend: they write nothing to record or impose. */
+  warmUps = 0;
+  readonly warmAside?: Generator['warmAside'];
   private readonly seen = new Set<string>();
 
   constructor(
     private readonly inner: Generator,
     private readonly impose: LengthTrace | null,
-  ) {}
+  ) {
+    const warmAside = inner.warmAside?.bind(inner);
+    if (warmAside)
+      this.warmAside = (prompt, hooks) => {
+        this.warmUps++;
+        return warmAside(prompt, hooks);
+      };
+  }
 
   async generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks?: BackendHooks): Promise<GenerateResult> {
     // The first call for a key is its request; a later one within the same keystroke is the prefetch.

@@ -47,6 +47,8 @@ export interface ReplayCost {
   /** Tokens of cancelled generations plus those of finished ones that showed nothing. */
   wasted_tokens: number;
   model_calls: number;
+  /** Prefills of the line below while the typist reads (Generator.warmAside), not in model_calls. */
+  warm_ups: number;
 }
 
 export interface TypingReplayResult {
@@ -248,6 +250,7 @@ export async function typingReplay(
       generated_tokens: generator.generated,
       wasted_tokens: generator.cancelledTokens + shownNothing.reduce((n, o) => n + (o.stats?.generatedTokens ?? 0), 0),
       model_calls: generator.calls,
+      warm_ups: generator.warmUps,
     },
     lengths: generator.recorded,
     completed: done.length,

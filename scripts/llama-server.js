@@ -98,12 +98,13 @@ function ensureGguf(weights = 'f32') {
 
 /**
  * Starts llama-server on 127.0.0.1 at a free port with the default model and waits until /health says ok.
- * @param {{ parallel?: number, extraArgs?: string[], weights?: 'f32' | 'q8_0' }} [opts]
+ * @param {{ parallel?: number, extraArgs?: string[], weights?: 'f32' | 'q8_0', model?: string, contextSize?: number }} [opts]
+ *   model: another GGUF than the default model's (benchmarks); contextSize: -c (512 a slot by default).
  * @returns {Promise<{ url: string, stop: () => Promise<void> }>}
  */
 async function startLlamaServer(opts = {}) {
   const binary = ensureBinary();
-  const model = ensureGguf(opts.weights);
+  const model = opts.model ?? ensureGguf(opts.weights);
   const port = await freePort();
   const args = [
     '-m',
@@ -115,7 +116,7 @@ async function startLlamaServer(opts = {}) {
     '-np',
     String(opts.parallel ?? 1),
     '-c',
-    String(512 * (opts.parallel ?? 1)),
+    String(opts.contextSize ?? 512 * (opts.parallel ?? 1)),
     '-t',
     '2',
     '--no-webui',

@@ -25,6 +25,13 @@ const NOTHING: ScoredItems = Object.freeze({ items: [], confidence: null }) as S
 /** What waiting on an in-flight generation gives when its text stopped agreeing with what was typed. */
 const DIVERGED: unique symbol = Symbol('diverged');
 
+/**
+ * The line below is warmed once the user has not typed for this long after an answer (typing runs at 100-200 ms a
+ * key): on bench:pause's replay, warming at once after every answer at a line end took 15% more CPU on the
+ * default model, nearly all of it abandoned by the next keystroke.
+ */
+const WARM_AFTER_IDLE_MS = 200;
+
 /** How long an abandoned generation may run on, waiting for the next keystroke to pick it up. */
 const REUSE_GRACE_MS = 300;
 
@@ -336,8 +343,9 @@ export class CompletionService {
    * At the end of a line, while the user reads: the prompt of the line below, after Enter, prefilled into a
    * cache kept beside the one in use (Generator.warmAside). Only when Enter would move the prompt's head (the
    * FIM middle's anchor every few lines, or the window's start), which re-runs the whole suffix: hundreds of
-   * tokens, seconds on a 1.5B model. A keystroke on this line instead aborts the warm-up and comes back to
-   * its own prompt's cache. Not after a shown suggestion: its prefetch (accepting it) is the likelier next step.
+   * tokens, seconds on a 1.5B model. It starts once nothing was typed for WARM_AFTER_IDLE_MS; a keystroke on
+   * this line after that aborts it and comes back to its own prompt's cache. Not after a shown suggestion: its
+   * prefetch (accepting it) is the likelier next step.
    */
   private warmLineBelow(req: CompletionRequest, ctx: DocumentContext): void {
     const generator = this.generator;
@@ -348,12 +356,21 @@ export class CompletionService {
     const { built } = modelInput(req.path, next.ctx, next.extra, next.template);
     this.warming?.abort.abort();
     const abort = new AbortController();
-    const done = generator
-      .warmAside(built.prompt, { signal: abort.signal })
-      .catch(() => undefined)
-      .finally(() => {
-        if (this.warming?.abort === abort) this.warming = null;
-      });
+    const warmAside = generator.warmAside.bind(generator);
+    // Only once the user has stopped typing: a keystroke within the delay costs nothing.
+    const done = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        abort.signal.removeEventListener('abort', dropped);
+        warmAside(built.prompt, { signal: abort.signal }).then(resolve, () => resolve());
+      }, WARM_AFTER_IDLE_MS);
+      const dropped = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      abort.signal.addEventListener('abort', dropped, { once: true });
+    }).finally(() => {
+      if (this.warming?.abort === abort) this.warming = null;
+    });
     this.warming = { abort, done };
   }
 

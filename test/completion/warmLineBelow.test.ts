@@ -115,3 +115,14 @@ test('no warm-up where Enter keeps the prompt head, mid-line, or for an explicit
   await svc.idle();
   assert.deepEqual(warmed, []);
 });
+
+test('a keystroke before the user stops typing drops the pending warm-up: only the last answer warms', async () => {
+  const { g, warmed } = backend();
+  const svc = service(g);
+  engine.resetCache();
+  await svc.complete(docAt(LINES));
+  await svc.complete(docAt([...LINES.slice(0, lastLine), `${LINES[lastLine]} `]));
+  await svc.idle();
+  assert.equal(warmed.length, 1);
+  assert.ok(warmed[0].includes('    return lines \n'), 'the warm-up is of the latest text');
+});

@@ -1,0 +1,118 @@
+// npm run bench:vs-llama-server [-- --shapes 0.5b,1.5b] [--rounds 3] [--threads 2]: issue 24's decode and
+// prefill ratios. Ghostline's engine on the converter's q4 graph against llama-server (llama.cpp built here by
+// scripts/llama-server.js) on a Q4_0 GGUF of the same random-weight checkpoint (the same 4-bit codes): the same
+// token ids, greedy, EOS ignored, prompt lookup off, 128 new tokens, rounds interleaved with the order
+// alternating. Decode = (N - 1) / time after the first token for both (llama-server: its predicted_ms).
+// Writes bench/results/decode-vs-llama-server.json.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { packageRoot } from '../src/engine/host/defaultModel';
+import { Engine } from '../src/engine/worker/engine';
+import { syntheticPrompt } from './llamaCpp';
+import { cpuFlags } from './machine';
+import { BENCH_CACHE, convertTimed, ensureQ4Gguf, ensureQwenCheckpoint } from './qwenPath';
+import { median, round } from './stats';
+
+const SHAPES = { '0.5b': 'qwen2.5-coder-0.5b', '1.5b': 'qwen2.5-coder-1.5b' } as const;
+const NEW_TOKENS = 128;
+const PROMPT_TOKENS = [128, 1200];
+
+interface Side {
+  decode_tokens_per_s: number[];
+  prefill_tokens_per_s: number[];
+}
+
+interface LlamaServer {
+  url: string;
+  stop: () => Promise<void>;
+}
+
+async function main() {
+  const argv = process.argv.slice(2);
+  const arg = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const root = packageRoot(__dirname);
+  const threads = Number(arg('threads') ?? 2);
+  const rounds = Number(arg('rounds') ?? 3);
+  const shapes = (arg('shapes') ?? '0.5b,1.5b').split(',').filter((s): s is keyof typeof SHAPES => s in SHAPES);
+  const log = (s: string) => console.error(`[bench:vs-llama-server ${new Date().toISOString().slice(11, 19)}] ${s}`);
+  const { startLlamaServer } = require(path.join(root, 'scripts', 'llama-server.js')) as {
+    startLlamaServer: (o: { model: string; contextSize: number; extraArgs: string[] }) => Promise<LlamaServer>;
+  };
+  const results: Record<string, unknown> = {};
+  for (const shape of shapes) {
+    const checkpoint = ensureQwenCheckpoint(root, log, SHAPES[shape]);
+    const gguf = ensureQ4Gguf(root, checkpoint, log);
+    const converted = path.join(BENCH_CACHE, `${path.basename(checkpoint)}-converted-q4`);
+    if (!fs.existsSync(path.join(converted, 'config.json'))) convertTimed(root, checkpoint, converted);
+    log(`${shape}: llama-server on ${path.basename(gguf)}, Ghostline on ${path.basename(converted)}`);
+    const server = await startLlamaServer({ model: gguf, contextSize: 4096, extraArgs: ['-t', String(threads), '-tb', String(threads)] });
+    const engine = await Engine.load(converted, { threads });
+    try {
+      const byLength: Record<string, unknown> = {};
+      for (const len of PROMPT_TOKENS) {
+        const prompt = syntheticPrompt(engine, len);
+        const ids = engine.tokenize(prompt);
+        const ours: Side = { decode_tokens_per_s: [], prefill_tokens_per_s: [] };
+        const theirs: Side = { decode_tokens_per_s: [], prefill_tokens_per_s: [] };
+        const runOurs = async (keep: boolean) => {
+          engine.resetCache(); // cold, as llama-server's cache_prompt: false
+          const r = await engine.generate(prompt, { maxNewTokens: NEW_TOKENS, ignoreEos: true, speculativeTokens: 0, temperature: 0 });
+          if (!keep) return;
+          ours.decode_tokens_per_s.push(((r.stats.generatedTokens - 1) / (r.stats.totalMs - r.stats.prefillMs)) * 1000);
+          ours.prefill_tokens_per_s.push((ids.length / r.stats.prefillMs) * 1000);
+        };
+        const runTheirs = async (keep: boolean) => {
+          const body = { prompt: ids, n_predict: NEW_TOKENS, ignore_eos: true, cache_prompt: false, temperature: 0, samplers: ['top_k'], top_k: 1 };
+          const res = await fetch(`${server.url}/completion`, { method: 'POST', body: JSON.stringify(body) });
+          const t = ((await res.json()) as { timings: { predicted_n: number; predicted_ms: number; prompt_per_second: number } }).timings;
+          if (!keep) return;
+          theirs.decode_tokens_per_s.push(((t.predicted_n - 1) / t.predicted_ms) * 1000);
+          theirs.prefill_tokens_per_s.push(t.prompt_per_second);
+        };
+        await runOurs(false); // warm both
+        await runTheirs(false);
+        for (let r = 0; r < rounds; r++) {
+          for (const run of r % 2 === 0 ? [runOurs, runTheirs] : [runTheirs, runOurs]) await run(true);
+        }
+        const decodeRatio = median(ours.decode_tokens_per_s) / median(theirs.decode_tokens_per_s);
+        const prefillRatio = median(ours.prefill_tokens_per_s) / median(theirs.prefill_tokens_per_s);
+        const fmt = (s: Side) => ({
+          decode_tokens_per_s: s.decode_tokens_per_s.map((x) => round(x, 1)),
+          prefill_tokens_per_s: s.prefill_tokens_per_s.map((x) => round(x, 1)),
+        });
+        byLength[String(len)] = {
+          prompt_tokens: ids.length,
+          ghostline: fmt(ours),
+          llama_server: fmt(theirs),
+          decode_ratio: round(decodeRatio, 3),
+          prefill_ratio: round(prefillRatio, 3),
+        };
+        log(`${shape} ${ids.length} prompt tokens: decode ${round(decodeRatio, 3)}x, prefill ${round(prefillRatio, 3)}x`);
+      }
+      results[shape] = byLength;
+    } finally {
+      await engine.dispose();
+      await server.stop();
+    }
+  }
+  const out = {
+    command: `npm run bench:vs-llama-server -- ${argv.join(' ')}`.trim(),
+    machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, instruction_set: cpuFlags(), node: process.version, loadavg_at_end: os.loadavg() },
+    threads,
+    rounds,
+    new_tokens: NEW_TOKENS,
+    shapes: results,
+  };
+  const file = path.join(root, 'bench', 'results', 'decode-vs-llama-server.json');
+  fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
+  console.log(JSON.stringify(out.shapes, null, 1));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
