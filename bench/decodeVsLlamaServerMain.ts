@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { packageRoot } from '../src/engine/host/defaultModel';
 import { Engine } from '../src/engine/worker/engine';
 import { syntheticPrompt } from './llamaCpp';
-import { cpuFlags } from './machine';
+import { cpuFlags, flagValue } from './machine';
 import { BENCH_CACHE, convertTimed, ensureQ4Gguf, ensureQwenCheckpoint } from './qwenPath';
 import { median, round } from './stats';
 
@@ -30,10 +30,7 @@ interface LlamaServer {
 
 async function main() {
   const argv = process.argv.slice(2);
-  const arg = (name: string) => {
-    const i = argv.indexOf(`--${name}`);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const arg = (name: string) => flagValue(argv, name);
   const root = packageRoot(__dirname);
   const threads = Number(arg('threads') ?? 2);
   const rounds = Number(arg('rounds') ?? 3);

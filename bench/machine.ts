@@ -13,3 +13,9 @@ export function cpuFlags(): string {
     return 'unknown';
   }
 }
+
+/** The value after `--name` in a bench's arguments, or undefined. */
+export function flagValue(argv: readonly string[], name: string): string | undefined {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : undefined;
+}

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { packageRoot } from '../src/engine/host/defaultModel';
-import { cpuFlags } from './machine';
+import { cpuFlags, flagValue } from './machine';
 import { BENCH_CACHE, convertTimed, ensureQwenCheckpoint } from './qwenPath';
 import { typingReplay, type TypingReplayResult } from './typingReplay';
 
@@ -16,10 +16,7 @@ const SHAPES = { '0.5b': 'qwen2.5-coder-0.5b', '1.5b': 'qwen2.5-coder-1.5b' } as
 
 async function main() {
   const argv = process.argv.slice(2);
-  const arg = (name: string) => {
-    const i = argv.indexOf(`--${name}`);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const arg = (name: string) => flagValue(argv, name);
   const root = packageRoot(__dirname);
   const quick = argv.includes('--quick');
   const threads = Number(arg('threads') ?? 2);

@@ -25,6 +25,7 @@ import { generateReport } from './qualityGenerate';
 import { oracleReport } from './qualityOracle';
 import { median, round, wilson } from './stats';
 import { completeSample, LANGUAGE_IDS, readEvalSamples } from './evalSet';
+import { flagValue } from './machine';
 
 /**
  * The eval sets the pipeline was tuned on (gate threshold, context anchor spacing, filters), in tools/model/eval/.
@@ -63,10 +64,7 @@ export interface GateSample {
 
 async function main() {
   const argv = process.argv.slice(2);
-  const arg = (name: string) => {
-    const i = argv.indexOf(`--${name}`);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const arg = (name: string) => flagValue(argv, name);
   const args = (name: string) => argv.flatMap((a, i) => (a === `--${name}` && argv[i + 1] ? [argv[i + 1]] : []));
   const root = packageRoot(__dirname);
   if (!argv.includes('--no-oracle')) {

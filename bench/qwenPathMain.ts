@@ -9,13 +9,11 @@ import { packageRoot } from '../src/engine/host/defaultModel';
 import { measureReadBandwidth } from './bandwidth';
 import { ensureNodeLlamaCpp } from './llamaCpp';
 import { ensureQwenCheckpoint, qwenPath } from './qwenPath';
+import { flagValue } from './machine';
 
 async function main() {
   const argv = process.argv.slice(2);
-  const arg = (name: string) => {
-    const i = argv.indexOf(`--${name}`);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const arg = (name: string) => flagValue(argv, name);
   const root = packageRoot(__dirname);
   const log = (s: string) => console.error(`[bench:qwen ${new Date().toISOString().slice(11, 19)}] ${s}`);
   const threads = Number(arg('threads') ?? 2);

@@ -16,6 +16,7 @@ import { ensureHfExport, vsTransformersJs, type HfExport } from './transformersJ
 import { typingReplay } from './typingReplay';
 import { ensureNodeLlamaCpp, vsLlamaCpp } from './llamaCpp';
 import { BENCH_CACHE, ensureQwenCheckpoint, qwenPath, type QwenPathResult } from './qwenPath';
+import { flagValue } from './machine';
 
 async function main() {
   const argv = process.argv.slice(2);
@@ -24,10 +25,7 @@ async function main() {
     require('./serverLoad');
     return;
   }
-  const arg = (name: string) => {
-    const i = argv.indexOf(`--${name}`);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const arg = (name: string) => flagValue(argv, name);
   const quick = argv.includes('--quick');
   const root = packageRoot(__dirname);
   const model = arg('model') ?? defaultModelDir(root);
