@@ -1,4 +1,5 @@
-import { promptText } from '../engine/shared/prompt';
+import { setTimeout as delay } from 'node:timers/promises';
+import { promptText, type Prompt } from '../engine/shared/prompt';
 import type { FirstLine, Sequence } from '../engine/shared/types';
 import { CompletionCache } from './cache/completionCache';
 import { scoreSuggestion } from './gate/scoreSuggestion';
@@ -348,30 +349,29 @@ export class CompletionService {
    * prefetch (accepting it) is the likelier next step.
    */
   private warmLineBelow(req: CompletionRequest, ctx: DocumentContext): void {
-    const generator = this.generator;
-    if (!generator.warmAside || this.closed || ctx.lineSuffix.trim() !== '') return;
-    const below = insertAt(req.doc, req.cursor, `\n${ctx.indent}`);
-    const next = this.prepare({ ...req, doc: below.doc, cursor: below.cursor });
-    if (!promptHeadMoves(ctx, next.ctx, next.template !== null)) return;
-    const { built } = modelInput(req.path, next.ctx, next.extra, next.template);
+    const warmAside = this.generator.warmAside?.bind(this.generator);
+    if (!warmAside || this.closed || ctx.lineSuffix.trim() !== '') return;
     this.warming?.abort.abort();
     const abort = new AbortController();
-    const warmAside = generator.warmAside.bind(generator);
-    // Only once the user has stopped typing: a keystroke within the delay costs nothing.
-    const done = new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        abort.signal.removeEventListener('abort', dropped);
-        warmAside(built.prompt, { signal: abort.signal }).then(resolve, () => resolve());
-      }, WARM_AFTER_IDLE_MS);
-      const dropped = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      abort.signal.addEventListener('abort', dropped, { once: true });
-    }).finally(() => {
-      if (this.warming?.abort === abort) this.warming = null;
-    });
+    // Nothing is computed until the user has stopped typing: until then a keystroke costs this timer alone.
+    const done = delay(WARM_AFTER_IDLE_MS, undefined, { signal: abort.signal })
+      .then(() => {
+        const prompt = this.lineBelowPrompt(req, ctx);
+        return prompt === null ? undefined : warmAside(prompt, { signal: abort.signal });
+      })
+      .catch(() => undefined) // aborted, or a warm-up that failed: the next request finds out for itself
+      .finally(() => {
+        if (this.warming?.abort === abort) this.warming = null;
+      });
     this.warming = { abort, done };
+  }
+
+  /** The prompt after Enter at the cursor, or null when it only grows at the end of the prompt at `ctx`. */
+  private lineBelowPrompt(req: CompletionRequest, ctx: DocumentContext): Prompt | null {
+    const below = insertAt(req.doc, req.cursor, `\n${ctx.indent}`);
+    const next = this.prepare({ ...req, doc: below.doc, cursor: below.cursor });
+    if (!promptHeadMoves(ctx, next.ctx, next.template !== null)) return null;
+    return modelInput(req.path, next.ctx, next.extra, next.template).built.prompt;
   }
 
   /**

@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import { WARM_ASIDE_OPTIONS, WARM_PREFILL_CHUNK } from '../shared/warmAside';
 import * as path from 'node:path';
 import { cancelledResult } from '../shared/cancelledResult';
 import type { DecodeOptions } from '../shared/decodeOptions';
@@ -7,6 +6,7 @@ import type { EngineOptions } from '../shared/engineOptions';
 import type { FromWorker, ToWorker, WorkerStats } from '../shared/protocol';
 import type { Prompt } from '../shared/prompt';
 import type { GenerateHooks, GenerateResult, GenerationStats, ModelInfo } from '../shared/types';
+import { WARM_ASIDE_OPTIONS, WARM_PREFILL_CHUNK } from '../shared/warmAside';
 import { startWorker, type WorkerHost, type WorkerKind } from './workerHost';
 
 /** An error reported by the worker, keeping the name it had there (ModelFolderError, RequestError...). */
