@@ -1,3 +1,4 @@
+import { checkedInvFreq } from '../engine/model/rotary';
 import { ConvertError } from './errors';
 
 /**
@@ -84,47 +85,4 @@ export function readArchitecture(config: Record<string, unknown>, file: string):
     maxPositions,
     invFreq: checkedInvFreq(config, headDim, real('rope_theta', 10000), err),
   };
-}
-
-/** Rotary frequencies must be finite and positive: a base of 1 or less, or a tiny scaling factor, gives garbage or Infinity. */
-function checkedInvFreq(config: Record<string, unknown>, headDim: number, theta: number, err: (d: string) => Error): Float64Array {
-  if (theta <= 1) throw err(`rope_theta must be greater than 1, got ${theta}`);
-  const inv = rotaryInvFreq(config, headDim, theta, err);
-  if (!inv.every((f) => Number.isFinite(f) && f > 0)) throw err('rope_theta and rope_scaling give non-finite rotary frequencies');
-  return inv;
-}
-
-/** inv_freq as transformers computes it, with the rope_scaling types code models use. */
-function rotaryInvFreq(config: Record<string, unknown>, headDim: number, theta: number, err: (d: string) => Error): Float64Array {
-  const half = headDim / 2;
-  const inv = new Float64Array(half);
-  // transformers computes base ** (arange(0, dim, 2).float() / dim) in float32
-  for (let i = 0; i < half; i++) inv[i] = Math.fround(1 / Math.fround(theta ** Math.fround((2 * i) / headDim)));
-  const rs = config.rope_scaling as Record<string, unknown> | null | undefined;
-  if (rs == null) return inv;
-  if (typeof rs !== 'object') throw err('rope_scaling must be an object or null');
-  const type = rs.rope_type ?? rs.type;
-  const factor = typeof rs.factor === 'number' && rs.factor > 0 ? rs.factor : NaN;
-  if (type === 'default') return inv;
-  if (type === 'linear') {
-    if (Number.isNaN(factor)) throw err('rope_scaling.factor must be a positive number');
-    return inv.map((f) => f / factor);
-  }
-  if (type === 'llama3') {
-    const low = Number(rs.low_freq_factor);
-    const high = Number(rs.high_freq_factor);
-    const orig = Number(rs.original_max_position_embeddings);
-    if (!(factor > 0 && low > 0 && high > low && orig > 0))
-      throw err('rope_scaling (llama3) needs factor, low_freq_factor < high_freq_factor and original_max_position_embeddings');
-    const lowWave = orig / low;
-    const highWave = orig / high;
-    return inv.map((f) => {
-      const wave = (2 * Math.PI) / f;
-      if (wave < highWave) return f;
-      if (wave > lowWave) return f / factor;
-      const smooth = (orig / wave - low) / (high - low);
-      return (1 - smooth) * (f / factor) + smooth * f;
-    });
-  }
-  throw err(`rope_scaling type ${JSON.stringify(type)} is not supported (default, linear, llama3)`);
 }

@@ -1,6 +1,7 @@
 import { Tensor } from 'onnxruntime-node';
 import type { IoContract } from './ioContract';
 import { leanNames } from './leanContract';
+import type { MovedRun } from './movedRuns';
 
 /** Capacity grows in steps of this many positions: attention reads the whole capacity, so keep slack small. */
 const CAP_STEP = 256;
@@ -80,6 +81,46 @@ export class LeanStore {
     return dst;
   }
 
+  /**
+   * Copies positions [from, from + length) of batch row 0 of `src` to [to, to + length) here. With `invFreq`,
+   * keys are turned by the rotary angle of the move, (to - from) x each frequency: a key stored after rotary at
+   * position p then reads as if computed at p + (to - from) (rotations compose), as llama.cpp's KV shift does.
+   * Values carry no position.
+   */
+  copyMoved(src: LeanStore, from: number, to: number, length: number, invFreq: Float64Array | null): void {
+    const { kvHeads: h, headDim: d, layers } = this.contract;
+    const half = d / 2;
+    const delta = to - from;
+    const cos = new Float64Array(half);
+    const sin = new Float64Array(half);
+    for (let j = 0; j < half; j++) {
+      cos[j] = invFreq && delta !== 0 ? Math.cos(delta * invFreq[j]) : 1;
+      sin[j] = invFreq && delta !== 0 ? Math.sin(delta * invFreq[j]) : 0;
+    }
+    for (let i = 0; i < layers; i++) {
+      const sk = src.keys[i];
+      const dk = this.keys[i];
+      for (let head = 0; head < h; head++) {
+        for (let j = 0; j < half; j++) {
+          const s1 = (head * d + j) * src.cap + from;
+          const s2 = (head * d + j + half) * src.cap + from;
+          const d1 = (head * d + j) * this.cap + to;
+          const d2 = (head * d + j + half) * this.cap + to;
+          const c = cos[j];
+          const sn = sin[j];
+          for (let t = 0; t < length; t++) {
+            const x1 = sk[s1 + t];
+            const x2 = sk[s2 + t];
+            dk[d1 + t] = x1 * c - x2 * sn;
+            dk[d2 + t] = x2 * c + x1 * sn;
+          }
+        }
+        const v = (head * src.cap + from) * d;
+        this.values[i].set(src.values[i].subarray(v, v + length * d), (head * this.cap + to) * d);
+      }
+    }
+  }
+
   /** Writes the graph's new rows (new_kv [2 * layers * batch, seq, kvHeads * headDim]) at positions from `at`. */
   write(newKv: Float32Array, seq: number, at: number): void {
     const { kvHeads: h, headDim: d, layers } = this.contract;
@@ -139,6 +180,24 @@ export class LeanKvCache {
 
   gather(rows: number[]): LeanKvCache {
     return new LeanKvCache(this.store.copyTo(this.store.cap, this.length, rows), this.tokens, this.length);
+  }
+
+  /**
+   * A cache for `prompt` (batch 1) holding `source`'s first `shared` positions as they are and its moved runs
+   * at their new positions (keys turned by `invFreq`); its length is `shared`, and `through` extends it over
+   * each run once the tokens before the run are prefilled.
+   */
+  static assemble(source: LeanKvCache, shared: number, runs: readonly MovedRun[], prompt: readonly number[], invFreq: Float64Array): LeanKvCache {
+    const store = new LeanStore(source.store.contract, 1, Math.ceil(prompt.length / CAP_STEP) * CAP_STEP);
+    store.copyMoved(source.store, 0, 0, shared, null);
+    for (const r of runs) store.copyMoved(source.store, r.from, r.to, r.length, invFreq);
+    return new LeanKvCache(store, prompt.slice(0, shared), shared);
+  }
+
+  /** This cache's store taken to cover the first `n` tokens of `prompt` (a moved run already written there). */
+  through(prompt: readonly number[], n: number): LeanKvCache {
+    if (n > this.store.cap) throw new Error(`a cache of ${this.store.cap} positions cannot hold ${n}`);
+    return new LeanKvCache(this.store, prompt.slice(0, n), n);
   }
 
   /** A store with room for `total` positions: this one, or a larger copy. */

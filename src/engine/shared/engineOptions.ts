@@ -6,4 +6,12 @@ export interface EngineOptions {
   onnxFile?: string;
   /** Prompt tokens per prefill call: a cancel waits for at most one chunk. */
   prefillChunk?: number;
+  /**
+   * Reuse runs of a cached prompt that moved (a moved window start, FIM anchor or edit above), their keys turned
+   * to the new positions, as llama.cpp's --cache-reuse does, when prefilling them exactly would take longer than
+   * this many milliseconds (default 1500; 0: always; a negative number: never). The moved tokens' cache was
+   * computed after other text, so a suggestion can differ from a cold run's (bench/results/moved-runs.json):
+   * worth it against a wait of seconds, not of a few hundred milliseconds. Lean graphs only.
+   */
+  moveCachedRunsOverMs?: number;
 }

@@ -4,7 +4,10 @@ import { cancelledResult } from '../shared/cancelledResult';
 import { measureCharsPerToken } from '../model/charsPerToken';
 import { resolveDecodeOptions, type DecodeOptions } from '../shared/decodeOptions';
 import { RequestError } from '../shared/errors';
-import { KeptCaches } from './keptCaches';
+import { KeptCaches, KEPT_LIMITS, type Rebuilt } from './keptCaches';
+import { LeanKvCache } from '../model/leanCache';
+import { planMovedRuns } from '../model/movedRuns';
+import { configInvFreq } from '../model/rotary';
 import { WARM_ASIDE_OPTIONS, WARM_PREFILL_CHUNK } from '../shared/warmAside';
 import { eosIds, readModelFolder, type ModelFolder } from '../model/modelFolder';
 import { OnnxCausalLM, defaultThreads, onnxWeightBytes, type AnyKvCache } from '../model/onnxModel';
@@ -38,6 +41,15 @@ const PROMPT_CHARS_PER_CONTEXT_TOKEN = 8;
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Moved runs shorter than this are prefilled again: below it a re-run costs less than the copy (as kept caches). */
+const MIN_MOVED_RUN = KEPT_LIMITS.minDropped;
+
+/**
+ * Moved runs are reused when prefilling them exactly would take longer than this: they change some suggestions
+ * (bench/results/moved-runs.json), which is worth it against a wait of seconds, not of a few hundred ms.
+ */
+export const MOVE_RUNS_OVER_MS = 1500;
+
 /**
  * The generation loop: tokenize, prefill (reusing the KV cache of the previous request), decode
  * (sample or beam search), detokenize. One request at a time; calls queue up in order.
@@ -46,6 +58,8 @@ export class Engine {
   private cache: AnyKvCache;
   /** How many of the active cache's positions are prompt (the rest were generated). */
   private cachePromptTokens = 0;
+  /** The last full prefill pass's milliseconds per token (0 until one ran). */
+  private prefillMsPerToken = 0;
   /** Caches of earlier prompts, for a request that comes back to one. */
   private readonly kept = new KeptCaches();
   private queue: Promise<unknown> = Promise.resolve();
@@ -61,6 +75,10 @@ export class Engine {
     private readonly model: OnnxCausalLM,
     private readonly prefillChunk: number,
     threads: number,
+    /** Rotary frequencies for moving cached runs (lean graphs), or null: only shared prefixes are reused. */
+    private readonly moveInvFreq: Float64Array | null,
+    /** Runs are moved only when prefilling them exactly would take longer than this. */
+    private readonly moveOverMs: number,
   ) {
     this.cache = model.emptyCache();
     const eos = eosIds(folder, (t) => tokenizer.tokenId(t));
@@ -100,7 +118,10 @@ export class Engine {
       await model.release();
       throw err;
     }
-    return new Engine(folder, tokenizer, model, opts.prefillChunk ?? 128, threads);
+    const c = model.contract;
+    const overMs = opts.moveCachedRunsOverMs ?? MOVE_RUNS_OVER_MS;
+    const invFreq = c.kind === 'lean' && overMs >= 0 ? configInvFreq(folder.config, c.headDim) : null;
+    return new Engine(folder, tokenizer, model, opts.prefillChunk ?? 128, threads, invFreq, overMs);
   }
 
   tokenize(prompt: Prompt): number[] {
@@ -335,23 +356,46 @@ export class Engine {
     return { ...r, lse };
   }
 
+  /** A cache for `tokens` with the runs of `source` that moved (MIN_MOVED_RUN tokens or more), or null when none did. */
+  private moveRuns(source: AnyKvCache, shared: number, tokens: number[]): Rebuilt | null {
+    if (!this.moveInvFreq || !(source instanceof LeanKvCache) || source.batch !== 1) return null;
+    // Exact while the re-run is quick; an unmeasured speed counts as quick (the first prefill measures it).
+    if ((tokens.length - shared) * this.prefillMsPerToken <= this.moveOverMs) return null;
+    const runs = planMovedRuns(source.tokens, tokens, shared, MIN_MOVED_RUN);
+    if (runs.length === 0) return null;
+    return { cache: LeanKvCache.assemble(source, shared, runs, tokens, this.moveInvFreq), runs };
+  }
+
   /**
    * Reuses the longest common token prefix of the active or a kept cache (keptCaches.ts), prefills the rest in
    * chunks. Null when cancelled; what was prefilled before the cancel stays cached.
    */
   private async prefillTokens(tokens: number[], stats: GenerationStats, signal?: AbortSignal, chunkSize?: number): Promise<LogitRows | null> {
     const step = chunkSize && chunkSize > 0 ? Math.floor(chunkSize) : this.prefillChunk;
-    const { cache, reuse } = this.kept.choose(this.cache, this.cachePromptTokens, tokens);
+    const { cache, reuse, runs } = this.kept.choose(this.cache, this.cachePromptTokens, tokens, (source, shared) => this.moveRuns(source, shared, tokens));
     this.cache = cache;
     this.cachePromptTokens = reuse;
     stats.reusedTokens = reuse;
     let last: LogitRows | null = null;
-    for (let at = reuse; at < tokens.length; at += step) {
-      if (signal?.aborted) return null;
-      const chunk = tokens.slice(at, at + step);
-      last = await this.advance(chunk);
+    let at = reuse;
+    // The tokens between moved runs are prefilled; each run, already in the cache, is then taken as it is.
+    for (const run of [...runs, { to: tokens.length, length: 0 }]) {
+      while (at < run.to) {
+        if (signal?.aborted) return null;
+        const chunk = tokens.slice(at, Math.min(at + step, run.to));
+        const started = performance.now();
+        last = await this.advance(chunk);
+        // Passes of a few tokens are mostly overhead: the speed is read off full ones.
+        if (chunk.length >= Math.min(step, 32)) this.prefillMsPerToken = (performance.now() - started) / chunk.length;
+        this.cachePromptTokens = this.cache.length;
+        stats.prefillTokens += chunk.length;
+        at += chunk.length;
+      }
+      if (run.length === 0) continue;
+      this.cache = (this.cache as LeanKvCache).through(tokens, run.to + run.length);
       this.cachePromptTokens = this.cache.length;
-      stats.prefillTokens += chunk.length;
+      stats.reusedTokens += run.length;
+      at = run.to + run.length;
     }
     return last;
   }

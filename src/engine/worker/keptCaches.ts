@@ -1,5 +1,12 @@
 import { commonPrefixLength } from '../model/kvCache';
+import type { MovedRun } from '../model/movedRuns';
 import type { AnyKvCache } from '../model/onnxModel';
+
+/** A cache built from a kept or active one: its shared prefix, plus runs of it moved to new positions. */
+export interface Rebuilt {
+  cache: AnyKvCache;
+  runs: readonly MovedRun[];
+}
 
 /** A KV cache set aside, and how many of its positions were prompt (the rest were generated). */
 interface Kept {
@@ -41,7 +48,12 @@ export class KeptCaches {
    * token is run for its logits), and how many positions it reuses. `active` is the cache in use, with
    * `activePrompt` of its positions prompt.
    */
-  choose(active: AnyKvCache, activePrompt: number, tokens: readonly number[]): { cache: AnyKvCache; reuse: number } {
+  choose(
+    active: AnyKvCache,
+    activePrompt: number,
+    tokens: readonly number[],
+    rebuild?: (source: AnyKvCache, shared: number) => Rebuilt | null,
+  ): { cache: AnyKvCache; reuse: number; runs: readonly MovedRun[] } {
     let best: Kept = { cache: active, promptTokens: activePrompt };
     let shared = commonPrefixLength(active.tokens, tokens);
     let from = -1;
@@ -56,9 +68,11 @@ export class KeptCaches {
     const reuse = Math.min(shared, tokens.length - 1);
     if (best.promptTokens - reuse >= this.limits.minDropped) {
       this.keep(best);
-      return { cache: best.cache.fork(reuse), reuse };
+      // The source stays whole (kept); what moved of it goes into a new cache, or just the shared prefix does.
+      const rebuilt = rebuild?.(best.cache, reuse);
+      return rebuilt ? { ...rebuilt, reuse } : { cache: best.cache.fork(reuse), reuse, runs: [] };
     }
-    return { cache: best.cache.crop(reuse), reuse };
+    return { cache: best.cache.crop(reuse), reuse, runs: [] };
   }
 
   /** Token ids of the kept caches, oldest first (tests, debugging). */
