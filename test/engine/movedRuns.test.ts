@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { LeanKvCache } from '../../src/engine/model/leanCache';
 import { planMovedRuns } from '../../src/engine/model/movedRuns';
-import { readModelFolder } from '../../src/engine/model/modelFolder';
+import { type ModelFolder, readModelFolder } from '../../src/engine/model/modelFolder';
 import { OnnxCausalLM } from '../../src/engine/model/onnxModel';
 import { configInvFreq } from '../../src/engine/model/rotary';
+import { TextTokenizer } from '../../src/engine/model/tokenizer';
 import { Engine } from '../../src/engine/worker/engine';
 import { TINY_FUSED } from '../helpers';
 
@@ -41,16 +42,15 @@ const LINES = Array.from({ length: 16 }, (_, i) => `    total_${i} = compute(val
 
 describe('moved runs on a lean graph', () => {
   let model: OnnxCausalLM;
+  let folder: ModelFolder;
   before(async () => {
-    const folder = readModelFolder(TINY_FUSED);
+    folder = readModelFolder(TINY_FUSED);
     model = await OnnxCausalLM.load(folder.onnxPath, folder.config, { threads: 1 });
   });
   after(async () => model.release());
 
   test("a moved run's layer-0 keys and values equal a cold run's at the new positions (the rotary turn is exact)", async () => {
-    const folder = readModelFolder(TINY_FUSED);
     const invFreq = configInvFreq(folder.config, model.contract.headDim)!;
-    const { TextTokenizer } = await import('../../src/engine/model/tokenizer');
     const tok = new TextTokenizer(folder.tokenizerJson, folder.tokenizerConfig);
     const a = tok.encodePrompt(`def f():\n${LINES.join('')}`);
     const b = tok.encodePrompt(`def f():\n${LINES.slice(4).join('')}`);
