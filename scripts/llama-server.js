@@ -6,6 +6,7 @@
 //   - the default model is exported as GGUF by tools/model/export_gguf.py into the same cache.
 // `node scripts/llama-server.js` builds (if needed) and prints the binary's path; tests require() it.
 const { spawn, spawnSync } = require('node:child_process');
+const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -78,20 +79,32 @@ function ensureBinary() {
 }
 
 /**
- * The shipped default model as GGUF (from its model.safetensors), cached by the weights' size and time.
+ * The shipped default model as GGUF (from its model.safetensors), cached by a hash of the weights: every clone
+ * of the same model shares one file, and files of other weights (an older model) are removed when a new one is
+ * written, so the cache does not grow with each checkout.
  * 'f32' (default) or 'q8_0': ggml's Q8_0 codes are exactly those of the shipped int8 ONNX (src/converter/quantize.ts),
  * so the parity tests serve the same weights the local engine runs.
  * @param {'f32' | 'q8_0'} [weights]
  */
 function ensureGguf(weights = 'f32') {
   const dir = path.join(ROOT, 'models', 'ghostline-code-small');
-  const st = fs.statSync(path.join(dir, 'model.safetensors'));
-  const out = path.join(CACHE, `ghostline-code-small-${st.size}-${Math.round(st.mtimeMs)}${weights === 'q8_0' ? '-q8_0' : ''}.gguf`);
+  const key = crypto
+    .createHash('sha256')
+    .update(fs.readFileSync(path.join(dir, 'model.safetensors')))
+    .digest('hex')
+    .slice(0, 16);
+  const suffix = weights === 'q8_0' ? '-q8_0.gguf' : '.gguf';
+  const name = `ghostline-code-small-${key}${suffix}`;
+  const out = path.join(CACHE, name);
   if (!fs.existsSync(out)) {
     fs.mkdirSync(CACHE, { recursive: true });
     const flags = weights === 'q8_0' ? ['--q8_0'] : [];
     run('/usr/bin/python3', ['-m', 'tools.model.export_gguf', dir, `${out}.tmp`, ...flags], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
     fs.renameSync(`${out}.tmp`, out);
+    for (const f of fs.readdirSync(CACHE)) {
+      const sameKind = weights === 'q8_0' ? f.endsWith('-q8_0.gguf') : f.endsWith('.gguf') && !f.endsWith('-q8_0.gguf');
+      if (f !== name && f.startsWith('ghostline-code-small-') && sameKind) fs.rmSync(path.join(CACHE, f), { force: true });
+    }
   }
   return out;
 }

@@ -76,7 +76,7 @@ test('temperature 0 is argmax, whatever the other knobs say', () => {
 test('the chain order is explicit and the same seed gives the same draws', () => {
   const opts = { temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repetitionPenalty: 1.1, repetitionWindow: 64 };
   const chain = new SamplerChain(opts);
-  assert.equal(chain.describe(), 'repetition_penalty(1.1) -> temperature(0.8) -> top_k(40) -> top_p(0.95) -> min_p(0.05) -> draw');
+  assert.equal(chain.describe(), 'repetition_penalty(1.1) -> top_k(40) -> temperature(0.8) -> top_p(0.95) -> min_p(0.05) -> draw');
   const row = randomRow(30000, 7).map((l) => l / 5);
   const run = (seed: number) => {
     const rng = new Prng(seed);
@@ -84,6 +84,35 @@ test('the chain order is explicit and the same seed gives the same draws', () =>
   };
   assert.deepEqual(run(42), run(42));
   assert.notDeepEqual(run(42), run(43));
+});
+
+test('top-k first, straight from the row, keeps what a full copy then top-k keeps (ties included)', () => {
+  const row = Float32Array.from(randomRow(20000, 12), (v, i) => (i % 5 === 0 ? Math.round(v) : v));
+  for (const k of [1, 8, 40, 20000, 30000]) {
+    const direct = new Candidates(row.length).resetTop(row, k);
+    const copied = new Candidates(row.length).reset(row);
+    copied.keepTop(k);
+    assert.equal(direct.size, copied.size, `k ${k}`);
+    assert.deepEqual(Array.from(direct.ids.subarray(0, direct.size)), Array.from(copied.ids.subarray(0, copied.size)), `k ${k}`);
+    assert.deepEqual(Array.from(direct.logits.subarray(0, direct.size)), Array.from(copied.logits.subarray(0, copied.size)), `k ${k}`);
+  }
+  // The chain's draws over that row are those of softmax(row / t) restricted to the k highest.
+  const chain = new SamplerChain({ temperature: 0.5, topK: 3, topP: 1, minP: 0, repetitionPenalty: 1, repetitionWindow: 64 });
+  const small = Float32Array.from([0.1, 2, -1, 1.5, 1.9, 0.3]);
+  const kept = [1, 4, 3];
+  const w = kept.map((id) => Math.exp(small[id] / 0.5));
+  const z = w.reduce((a, b) => a + b, 0);
+  const rng = new Prng(3);
+  const counts = new Map<number, number>();
+  const n = 40000;
+  for (let i = 0; i < n; i++) {
+    const id = chain.sample(small, { history: [], rng });
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  for (const [j, id] of kept.entries()) assert.ok(Math.abs((counts.get(id) ?? 0) / n - w[j] / z) < 0.01, `token ${id}`);
+  assert.equal([...counts.keys()].filter((id) => !kept.includes(id)).length, 0);
+  // The row itself is left as it was (its log-probabilities are read after sampling).
+  assert.deepEqual(Array.from(small), Array.from(Float32Array.from([0.1, 2, -1, 1.5, 1.9, 0.3])));
 });
 
 test('draw follows the softmax distribution', () => {

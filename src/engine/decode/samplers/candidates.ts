@@ -36,6 +36,28 @@ export class Candidates {
     return this;
   }
 
+  /**
+   * Loads only the k highest of a row, sorted highest first: the same candidates as reset(row) then
+   * keepTop(k), without copying the whole row first.
+   */
+  resetTop(row: Float32Array, k: number): this {
+    const n = Math.min(this.capacity, row.length);
+    if (k >= n) {
+      this.reset(row);
+      this.keepTop(k);
+      return this;
+    }
+    const order = topIndices(row, n, k);
+    for (let i = 0; i < order.length; i++) {
+      this.ids[i] = order[i];
+      this.logits[i] = row[order[i]];
+    }
+    this.size = order.length;
+    this.identity = false;
+    this.sortedDesc = true;
+    return this;
+  }
+
   private identityIds(): Int32Array {
     if (!this.identityIdsCache) {
       this.identityIdsCache = new Int32Array(this.capacity);
@@ -46,24 +68,24 @@ export class Candidates {
 
   maxLogit(): number {
     if (this.sortedDesc) return this.logits[0];
+    const l = this.logits;
     let m = -Infinity;
-    for (let i = 0; i < this.size; i++) if (this.logits[i] > m) m = this.logits[i];
+    for (let i = 0; i < this.size; i++) if (l[i] > m) m = l[i];
     return m;
   }
 
   argmaxId(): number {
     if (this.sortedDesc) return this.ids[0];
-    let best = 0;
-    for (let i = 1; i < this.size; i++) if (this.logits[i] > this.logits[best]) best = i;
-    return this.ids[best];
+    return this.ids[argmaxOf(this.logits, this.size)];
   }
 
   /** log(sum(exp(logits))), stable. */
   logSumExp(): number {
     const m = this.maxLogit();
     if (m === -Infinity) return -Infinity;
+    const l = this.logits;
     let s = 0;
-    for (let i = 0; i < this.size; i++) s += Math.exp(this.logits[i] - m);
+    for (let i = 0; i < this.size; i++) s += Math.exp(l[i] - m);
     return m + Math.log(s);
   }
 
@@ -169,4 +191,18 @@ export function topIndices(values: Float32Array, n: number, k: number): Int32Arr
     siftDown(0);
   }
   return out;
+}
+
+/** The index of the largest of values[0..n) (the lowest index among equals); 0 when n is 0. */
+export function argmaxOf(values: ArrayLike<number>, n = values.length): number {
+  let best = 0;
+  let bestValue = n > 0 ? values[0] : -Infinity;
+  for (let i = 1; i < n; i++) {
+    const v = values[i];
+    if (v > bestValue) {
+      bestValue = v;
+      best = i;
+    }
+  }
+  return best;
 }

@@ -1,5 +1,5 @@
 import type { DecodeOptions } from '../../shared/decodeOptions';
-import { Candidates } from './candidates';
+import { Candidates, argmaxOf } from './candidates';
 import { minP } from './minP';
 import { repetitionPenalty } from './repetitionPenalty';
 import type { Sampler, SamplingContext } from './sampler';
@@ -9,21 +9,28 @@ import { topP } from './topP';
 
 /**
  * The sampler chain, in this fixed order:
- *   repetition penalty -> temperature -> top-k -> top-p -> min-p -> draw
+ *   repetition penalty -> top-k -> temperature -> top-p -> min-p -> draw
+ * Top-k runs before temperature: dividing by a positive temperature keeps the order of the logits, so the
+ * same k survive, and only k of a 150k-wide row are divided. Without a repetition penalty, top-k reads the
+ * model's row directly (no copy of the row).
  * At temperature 0 the chain is repetition penalty -> argmax (greedy): the filters cannot change the argmax.
  * Stages that would do nothing (top-k 0, top-p 1, min-p 0, penalty 1) are left out.
  */
 export class SamplerChain {
   readonly stages: Sampler[] = [];
   readonly greedy: boolean;
+  /** k when top-k is the chain's first stage: then it selects straight from the row. */
+  private readonly leadingTopK: number;
   private candidates: Candidates | null = null;
 
   constructor(opts: Pick<DecodeOptions, 'temperature' | 'topK' | 'topP' | 'minP' | 'repetitionPenalty' | 'repetitionWindow'>) {
     this.greedy = opts.temperature === 0;
     if (opts.repetitionPenalty !== 1) this.stages.push(repetitionPenalty(opts.repetitionPenalty, opts.repetitionWindow));
+    const topKFirst = !this.greedy && opts.topK > 0 && this.stages.length === 0;
+    this.leadingTopK = topKFirst ? opts.topK : 0;
     if (!this.greedy) {
-      this.stages.push(temperature(opts.temperature));
       if (opts.topK > 0) this.stages.push(topK(opts.topK));
+      this.stages.push(temperature(opts.temperature));
       if (opts.topP < 1) this.stages.push(topP(opts.topP));
       if (opts.minP > 0) this.stages.push(minP(opts.minP));
     }
@@ -36,13 +43,15 @@ export class SamplerChain {
   /** Runs the filters on one row of logits and leaves the surviving candidates (for tests and n-best). */
   filter(row: ArrayLike<number>, ctx: SamplingContext): Candidates {
     if (!this.candidates || this.candidates.capacity !== row.length) this.candidates = new Candidates(row.length);
-    const c = this.candidates.reset(row);
-    for (const stage of this.stages) stage.apply(c, ctx);
+    const direct = this.leadingTopK > 0 && row instanceof Float32Array;
+    const c = direct ? this.candidates.resetTop(row, this.leadingTopK) : this.candidates.reset(row);
+    for (let i = direct ? 1 : 0; i < this.stages.length; i++) this.stages[i].apply(c, ctx);
     return c;
   }
 
   /** Picks the next token id from one row of logits. */
   sample(row: ArrayLike<number>, ctx: SamplingContext): number {
+    if (this.greedy && this.stages.length === 0) return argmaxOf(row); // nothing to filter: no copy of the row
     const c = this.filter(row, ctx);
     if (this.greedy || c.size === 1) return c.argmaxId();
     return draw(c, ctx.rng.next());
@@ -63,9 +72,13 @@ export interface DraftVerdict {
  * speculation changes speed, never the distribution. Greedy: keep d iff it is the argmax.
  */
 export function verifyDraft(chain: SamplerChain, row: ArrayLike<number>, draftId: number, ctx: SamplingContext): DraftVerdict {
+  if (chain.greedy) {
+    const id = chain.sample(row, ctx);
+    return { accepted: id === draftId, id };
+  }
   const c = chain.filter(row, ctx);
-  if (chain.greedy || c.size === 1) {
-    const id = c.argmaxId();
+  if (c.size === 1) {
+    const id = c.ids[0];
     return { accepted: id === draftId, id };
   }
   const m = c.maxLogit();
