@@ -1,4 +1,5 @@
 import { DECODE_TABLE, type OptionType } from '../engine/shared/decodeTable';
+import { MOVE_CACHED_RUNS_OVER_MS } from '../engine/shared/engineOptions';
 
 /**
  * Every numeric/boolean/string-list setting: its key under `ghostline.`, default, bounds and description.
@@ -81,6 +82,15 @@ export const SETTINGS: readonly SettingSpec[] = [
     min: 0,
     max: 64,
     description: 'CPU threads for the model (0: automatic). Applies on the next model load.',
+  },
+  {
+    key: 'engine.moveCachedRunsOverMs',
+    type: 'integer',
+    default: MOVE_CACHED_RUNS_OVER_MS,
+    min: -1,
+    max: 600000,
+    description:
+      'When the start of the context window or the middle of a fill-in-the-middle prompt moves, reuse the cached text at its new place (as llama.cpp --cache-reuse does) instead of computing it again, if computing it again would take longer than this many milliseconds. 0: always; -1: never (suggestions exactly as from a fresh start, at the cost of waits of seconds on large models). Converted models only. Applies on the next model load.',
   },
 ];
 

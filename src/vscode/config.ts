@@ -40,6 +40,10 @@ export class Config {
     return this.values()['engine.threads'] as number;
   }
 
+  moveCachedRunsOverMs(): number {
+    return this.values()['engine.moveCachedRunsOverMs'] as number;
+  }
+
   /** Whether suggestions are on for this document's language. */
   enabledFor(doc: vscode.TextDocument): boolean {
     const cfg = vscode.workspace.getConfiguration('ghostline', { uri: doc.uri, languageId: doc.languageId });

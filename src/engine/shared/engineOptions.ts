@@ -1,3 +1,10 @@
+/**
+ * Default of EngineOptions.moveCachedRunsOverMs and of the ghostline.engine.moveCachedRunsOverMs setting. Moved runs
+ * change some suggestions (bench/results/moved-runs.json): worth it against a wait of seconds, not of a few
+ * hundred milliseconds.
+ */
+export const MOVE_CACHED_RUNS_OVER_MS = 1500;
+
 /** How the worker loads and runs a model: options the extension host sends across the process boundary. */
 export interface EngineOptions {
   /** Intra-op threads; 0 picks a default from the CPU count. */

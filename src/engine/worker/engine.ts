@@ -1,4 +1,4 @@
-import type { EngineOptions } from '../shared/engineOptions';
+import { MOVE_CACHED_RUNS_OVER_MS, type EngineOptions } from '../shared/engineOptions';
 import { beamSearch } from '../decode/beamSearch';
 import { cancelledResult } from '../shared/cancelledResult';
 import { measureCharsPerToken } from '../model/charsPerToken';
@@ -43,12 +43,6 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
 
 /** Moved runs shorter than this are prefilled again: below it a re-run costs less than the copy (as kept caches). */
 const MIN_MOVED_RUN = KEPT_LIMITS.minDropped;
-
-/**
- * Moved runs are reused when prefilling them exactly would take longer than this: they change some suggestions
- * (bench/results/moved-runs.json), which is worth it against a wait of seconds, not of a few hundred ms.
- */
-export const MOVE_RUNS_OVER_MS = 1500;
 
 /**
  * The generation loop: tokenize, prefill (reusing the KV cache of the previous request), decode
@@ -119,7 +113,7 @@ export class Engine {
       throw err;
     }
     const c = model.contract;
-    const overMs = opts.moveCachedRunsOverMs ?? MOVE_RUNS_OVER_MS;
+    const overMs = opts.moveCachedRunsOverMs ?? MOVE_CACHED_RUNS_OVER_MS;
     const invFreq = c.kind === 'lean' && overMs >= 0 ? configInvFreq(folder.config, c.headDim) : null;
     return new Engine(folder, tokenizer, model, opts.prefillChunk ?? 128, threads, invFreq, overMs);
   }
