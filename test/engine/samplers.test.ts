@@ -27,6 +27,21 @@ test('topIndices returns the k largest, largest first, like a full sort', () => 
   const tied = Float32Array.from(randomRow(3000, 5), (v, i) => (i % 7 === 0 ? -Infinity : Math.round(v * 2)));
   const stable = Array.from(tied.keys()).sort((a, b) => (tied[a] === tied[b] ? a - b : tied[b] - tied[a]));
   for (const k of [1, 3, 50, 3000]) assert.deepEqual(Array.from(topIndices(tied, tied.length, k)), stable.slice(0, k), `k ${k}`);
+  // Rising and falling rows (every value displaces the held ones, or none does), on both sides of the small-k path.
+  const rising = Float32Array.from({ length: 4000 }, (_, i) => i / 7);
+  const falling = rising.slice().reverse();
+  for (const k of [8, 64, 65, 200]) {
+    assert.deepEqual(
+      Array.from(topIndices(rising, rising.length, k)),
+      Array.from({ length: k }, (_, i) => 3999 - i),
+      `rising, k ${k}`,
+    );
+    assert.deepEqual(
+      Array.from(topIndices(falling, falling.length, k)),
+      Array.from({ length: k }, (_, i) => i),
+      `falling, k ${k}`,
+    );
+  }
 });
 
 test('top-k keeps exactly k candidates, the most likely ones', () => {
