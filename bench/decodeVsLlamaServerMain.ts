@@ -76,6 +76,8 @@ async function main() {
           for (const run of r % 2 === 0 ? [runOurs, runTheirs] : [runTheirs, runOurs]) await run(true);
         }
         const decodeRatio = median(ours.decode_tokens_per_s) / median(theirs.decode_tokens_per_s);
+        // The same ratio within each round (the two runs back to back): its spread is the comparison's noise.
+        const roundRatios = ours.decode_tokens_per_s.map((x, i) => round(x / theirs.decode_tokens_per_s[i], 3));
         const prefillRatio = median(ours.prefill_tokens_per_s) / median(theirs.prefill_tokens_per_s);
         const fmt = (s: Side) => ({
           decode_tokens_per_s: s.decode_tokens_per_s.map((x) => round(x, 1)),
@@ -86,9 +88,10 @@ async function main() {
           ghostline: fmt(ours),
           llama_server: fmt(theirs),
           decode_ratio: round(decodeRatio, 3),
+          decode_ratio_rounds: roundRatios,
           prefill_ratio: round(prefillRatio, 3),
         };
-        log(`${shape} ${ids.length} prompt tokens: decode ${round(decodeRatio, 3)}x, prefill ${round(prefillRatio, 3)}x`);
+        log(`${shape} ${ids.length} prompt tokens: decode ${round(decodeRatio, 3)}x (rounds ${roundRatios.join(', ')}), prefill ${round(prefillRatio, 3)}x`);
       }
       results[shape] = byLength;
     } finally {
