@@ -36,12 +36,10 @@ export class Config {
     return d >= 0 ? d : undefined;
   }
 
-  threads(): number {
-    return this.values()['engine.threads'] as number;
-  }
-
-  moveCachedRunsOverMs(): number {
-    return this.values()['engine.moveCachedRunsOverMs'] as number;
+  /** The engine's load-time settings, read (and validated) once per load. */
+  engineOptions(): { threads: number; moveCachedRunsOverMs: number } {
+    const v = this.values();
+    return { threads: v['engine.threads'] as number, moveCachedRunsOverMs: v['engine.moveCachedRunsOverMs'] as number };
   }
 
   /** Whether suggestions are on for this document's language. */

@@ -65,11 +65,7 @@ export class ModelLoader {
     if (this.primary) this.status.set('loading', path.basename(dir));
     this.log.info(`loading model ${dir}${file ? ` (${file})` : ''}`);
     try {
-      const info = await this.client.load(dir, {
-        threads: this.config.threads(),
-        onnxFile: file || undefined,
-        moveCachedRunsOverMs: this.config.moveCachedRunsOverMs(),
-      });
+      const info = await this.client.load(dir, { ...this.config.engineOptions(), onnxFile: file || undefined });
       if (gen !== this.generation) return false; // a newer load superseded this one
       this.info = info;
       this.template = pickFimTemplate(info.specialTokens);
