@@ -1,14 +1,18 @@
-// npm run bench:vs-llama-server [-- --shapes 0.5b,1.5b] [--rounds 3] [--threads 2]: issue 24's decode and
-// prefill ratios. Ghostline's engine on the converter's q4 graph against llama-server (llama.cpp built here by
-// scripts/llama-server.js) on a Q4_0 GGUF of the same random-weight checkpoint (the same 4-bit codes): the same
-// token ids, greedy, EOS ignored, prompt lookup off, 128 new tokens, rounds interleaved with the order
-// alternating. Decode = (N - 1) / time after the first token for both (llama-server: its predicted_ms).
-// Writes bench/results/decode-vs-llama-server.json.
+// npm run bench:vs-llama-server [-- --shapes 0.5b,1.5b] [--rounds 3] [--threads 2] [--llama-huge-pages]:
+// issue 24's decode and prefill ratios. Ghostline's engine on the converter's q4 graph, in the worker process
+// the editor and the CLI start (so with its environment: huge pages, host/hugePageMalloc.ts), against
+// llama-server (llama.cpp built here by scripts/llama-server.js) on a Q4_0 GGUF of the same random-weight
+// checkpoint (the same 4-bit codes): the same token ids, greedy, EOS ignored, prompt lookup off, 128 new
+// tokens, rounds interleaved with the order alternating. Decode = (N - 1) / time after the first token for
+// both (llama-server: its predicted_ms). llama-server runs as users start it, unless --llama-huge-pages gives
+// it the same glibc huge-page tunable as Ghostline's worker. Writes bench/results/decode-vs-llama-server.json.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { packageRoot } from '../src/engine/host/defaultModel';
-import { Engine } from '../src/engine/worker/engine';
+import { EngineClient } from '../src/engine/host/client';
+import { withHugePageMalloc } from '../src/engine/host/hugePageMalloc';
+import { loadPromptTokenizer } from '../src/servers/promptTokenizer';
 import { syntheticPrompt } from './llamaCpp';
 import { cpuFlags, flagValue } from './machine';
 import { BENCH_CACHE, convertTimed, ensureQ4Gguf, ensureQwenCheckpoint } from './qwenPath';
@@ -33,6 +37,7 @@ async function main() {
   const arg = (name: string) => flagValue(argv, name);
   const root = packageRoot(__dirname);
   const threads = Number(arg('threads') ?? 2);
+  const llamaHugePages = argv.includes('--llama-huge-pages');
   const rounds = Number(arg('rounds') ?? 3);
   const shapes = (arg('shapes') ?? '0.5b,1.5b').split(',').filter((s): s is keyof typeof SHAPES => s in SHAPES);
   const log = (s: string) => console.error(`[bench:vs-llama-server ${new Date().toISOString().slice(11, 19)}] ${s}`);
@@ -40,23 +45,29 @@ async function main() {
     startLlamaServer: (o: { model: string; contextSize: number; extraArgs: string[] }) => Promise<LlamaServer>;
   };
   const results: Record<string, unknown> = {};
+  const workerHugePageBytes: Record<string, number | null> = {};
   for (const shape of shapes) {
     const checkpoint = ensureQwenCheckpoint(root, log, SHAPES[shape]);
     const gguf = ensureQ4Gguf(root, checkpoint, log);
     const converted = path.join(BENCH_CACHE, `${path.basename(checkpoint)}-converted-q4`);
     if (!fs.existsSync(path.join(converted, 'config.json'))) convertTimed(root, checkpoint, converted);
     log(`${shape}: llama-server on ${path.basename(gguf)}, Ghostline on ${path.basename(converted)}`);
+    // The server inherits this process's environment.
+    if (llamaHugePages) Object.assign(process.env, withHugePageMalloc(process.env));
     const server = await startLlamaServer({ model: gguf, contextSize: 4096, extraArgs: ['-t', String(threads), '-tb', String(threads)] });
-    const engine = await Engine.load(converted, { threads });
+    const engine = new EngineClient();
+    await engine.load(converted, { threads });
+    const tokenizer = loadPromptTokenizer(converted);
+    workerHugePageBytes[shape] = (await engine.workerStats()).hugePageBytes;
     try {
       const byLength: Record<string, unknown> = {};
       for (const len of PROMPT_TOKENS) {
-        const prompt = syntheticPrompt(engine, len);
-        const ids = engine.tokenize(prompt);
+        const prompt = syntheticPrompt(tokenizer, len);
+        const ids = await engine.tokenize(prompt);
         const ours: Side = { decode_tokens_per_s: [], prefill_tokens_per_s: [] };
         const theirs: Side = { decode_tokens_per_s: [], prefill_tokens_per_s: [] };
         const runOurs = async (keep: boolean) => {
-          engine.resetCache(); // cold, as llama-server's cache_prompt: false
+          await engine.resetCache(); // cold, as llama-server's cache_prompt: false
           const r = await engine.generate(prompt, { maxNewTokens: NEW_TOKENS, ignoreEos: true, speculativeTokens: 0, temperature: 0 });
           if (!keep) return;
           ours.decode_tokens_per_s.push(((r.stats.generatedTokens - 1) / (r.stats.totalMs - r.stats.prefillMs)) * 1000);
@@ -105,6 +116,8 @@ async function main() {
     threads,
     rounds,
     new_tokens: NEW_TOKENS,
+    ghostline_worker_huge_page_bytes: workerHugePageBytes,
+    llama_server_glibc_tunables: llamaHugePages ? (process.env.GLIBC_TUNABLES ?? null) : null,
     shapes: results,
   };
   const file = path.join(root, 'bench', 'results', 'decode-vs-llama-server.json');

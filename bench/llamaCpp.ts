@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Engine } from '../src/engine/worker/engine';
+import type { TextTokenizer } from '../src/engine/model/tokenizer';
 import { interleaved, type ThroughputRow, type TokenTimes } from './interleaved';
 import { round } from './stats';
 
@@ -82,10 +83,10 @@ export interface VsLlamaCppResult {
   decode_ratio: number;
 }
 
-/** A prompt of about `tokens` tokens of the engine's tokenizer (a repeated line), as text. */
-export function syntheticPrompt(engine: Engine, tokens: number): string {
-  const ids = engine.tokenize('const x = 1;\n'.repeat(Math.ceil(tokens / 4) + 8)).slice(0, tokens);
-  return engine.tokenizer.decode(ids);
+/** A prompt of about `tokens` tokens of a model's tokenizer (a repeated line), as text. */
+export function syntheticPrompt(tokenizer: Pick<TextTokenizer, 'encodePrompt' | 'decode'>, tokens: number): string {
+  const ids = tokenizer.encodePrompt('const x = 1;\n'.repeat(Math.ceil(tokens / 4) + 8)).slice(0, tokens);
+  return tokenizer.decode(ids);
 }
 
 /**
@@ -104,7 +105,7 @@ export async function vsLlamaCpp(
 ): Promise<VsLlamaCppResult> {
   const ours = await Engine.load(modelDir, { threads: opts.threads });
   const theirs = await openLlamaCpp(gguf, benchDeps, { threads: opts.threads, contextSize: Math.min(ours.info.contextLength, 2048) });
-  const prompt = syntheticPrompt(ours, opts.promptTokens);
+  const prompt = syntheticPrompt(ours.tokenizer, opts.promptTokens);
   const ids = ours.tokenize(prompt);
   const promptTokens = ids.length;
   const rows = await interleaved(

@@ -230,7 +230,7 @@ export async function qwenPath(o: QwenPathOptions): Promise<QwenPathResult> {
   const longest = o.promptTokens[o.promptTokens.length - 1];
   for (const [li, len] of o.promptTokens.entries()) {
     const rounds = o.rounds[li] ?? o.rounds[o.rounds.length - 1];
-    const prompt = syntheticPrompt(ours, len);
+    const prompt = syntheticPrompt(ours.tokenizer, len);
     const ids = ours.tokenize(prompt);
     if (ids.length + o.newTokens > Math.min(ours.info.contextLength, contextSize)) throw new Error(`a ${ids.length}-token prompt does not fit the context`);
     const engines: Record<string, Generation> = {

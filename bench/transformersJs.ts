@@ -109,7 +109,7 @@ export async function vsTransformersJs(
   const theirOnnx = opts.theirs?.onnx ?? onnxFile;
   const theirs = await openTransformersJs(theirDir, theirOnnx, opts.threads);
   const ours = await Engine.load(modelDir, { threads: opts.threads, onnxFile: path.basename(onnxFile) });
-  const prompt = syntheticPrompt(ours, opts.promptTokens);
+  const prompt = syntheticPrompt(ours.tokenizer, opts.promptTokens);
   const promptIds = ours.tokenize(prompt);
 
   const rows = await interleaved(

@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import type { FromWorker, ToWorker } from '../shared/protocol';
+import { withHugePageMalloc } from './hugePageMalloc';
 
 /**
  * Where the inference worker runs.
@@ -31,7 +32,7 @@ export function startWorker(kind: WorkerKind, script: string, events: WorkerEven
 function startProcess(script: string, events: WorkerEvents): WorkerHost {
   const child: ChildProcess = fork(script, [], {
     // Inside Electron (desktop VS Code) the executable must act as plain Node.
-    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+    env: withHugePageMalloc({ ...process.env, ELECTRON_RUN_AS_NODE: '1' }),
     execArgv: [],
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

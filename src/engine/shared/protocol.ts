@@ -8,6 +8,8 @@ export interface WorkerStats {
   rssBytes: number;
   heapUsedBytes: number;
   cachedTokens: number;
+  /** Memory on transparent huge pages (Linux; null elsewhere): the weights, when the worker got them (host/hugePageMalloc.ts). */
+  hugePageBytes: number | null;
 }
 
 /** Messages from the client (extension host / CLI thread) to the inference worker. */

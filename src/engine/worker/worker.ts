@@ -3,6 +3,7 @@
 // worker thread; the messages are the same.
 import { parentPort } from 'node:worker_threads';
 import { Engine } from './engine';
+import { anonHugePageBytes } from './hugePageBytes';
 import { cancelledResult } from '../shared/cancelledResult';
 import { errorMessage } from '../shared/errors';
 import type { FromWorker, ToWorker } from '../shared/protocol';
@@ -67,6 +68,7 @@ port.on('message', (msg: ToWorker) => {
           rssBytes: process.memoryUsage().rss,
           heapUsedBytes: process.memoryUsage().heapUsed,
           cachedTokens: engine?.cachedTokens ?? 0,
+          hugePageBytes: anonHugePageBytes(),
         },
       });
       return;
