@@ -83,7 +83,8 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
       const info = d.loader.info;
       const worker = info ? await d.client.workerStats().catch(() => null) : null;
       const memory = worker ? `, worker ${Math.round(worker.rssBytes / 1e6)} MB, ${worker.cachedTokens} tokens cached` : '';
-      const local = info ? `Model ${info.name} (${path.basename(info.onnxFile)}), ${info.threads} threads${memory}` : 'No local model loaded';
+      const moves = info?.canMoveCachedRuns ? `, cached runs moved ${info.moveCachedRunsOverMs < 0 ? 'never' : `over ${info.moveCachedRunsOverMs} ms`}` : '';
+      const local = info ? `Model ${info.name} (${path.basename(info.onnxFile)}), ${info.threads} threads${moves}${memory}` : 'No local model loaded';
       const head = d.stats.backend === 'local' ? local : `Backend ${d.stats.backend}; ${local}`;
       d.log.info(`stats\n${head}\n${d.stats.summary()}`);
       void vscode.window.showInformationMessage(`Ghostline: ${head}. ${d.stats.summary().replace(/\n/g, '; ')}`);

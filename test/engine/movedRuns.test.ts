@@ -7,6 +7,7 @@ import { OnnxCausalLM } from '../../src/engine/model/onnxModel';
 import { configInvFreq } from '../../src/engine/model/rotary';
 import { TextTokenizer } from '../../src/engine/model/tokenizer';
 import { Engine } from '../../src/engine/worker/engine';
+import { MOVE_CACHED_RUNS_OVER_MS } from '../../src/engine/shared/engineOptions';
 import { TINY_FUSED } from '../helpers';
 
 const range = (a: number, b: number) => Array.from({ length: b - a }, (_, i) => a + i);
@@ -92,6 +93,8 @@ describe('the engine moving cached runs', () => {
   test('over 0 ms: a moved window start prefills the new tail only', async () => {
     const engine = await Engine.load(TINY_FUSED, { threads: 1, prefillChunk: 32, moveCachedRunsOverMs: 0 });
     try {
+      assert.equal(engine.info.moveCachedRunsOverMs, 0, 'the info says what the engine was given');
+      assert.ok(engine.info.canMoveCachedRuns, 'a lean graph');
       await engine.generate(A, { maxNewTokens: 4 });
       const r = await engine.generate(B, { maxNewTokens: 4 });
       assert.ok(r.stats.reusedTokens > r.stats.promptTokens * 0.7, `reused ${r.stats.reusedTokens} of ${r.stats.promptTokens}`);
@@ -110,6 +113,7 @@ describe('the engine moving cached runs', () => {
     for (const opts of [{ moveCachedRunsOverMs: -1 }, {}]) {
       const engine = await Engine.load(TINY_FUSED, { threads: 1, prefillChunk: 32, ...opts });
       try {
+        assert.equal(engine.info.moveCachedRunsOverMs, opts.moveCachedRunsOverMs ?? MOVE_CACHED_RUNS_OVER_MS);
         await engine.generate(A, { maxNewTokens: 4 });
         const r = await engine.generate(B, { maxNewTokens: 8 });
         assert.ok(r.stats.reusedTokens < r.stats.promptTokens * 0.1, `reused ${r.stats.reusedTokens} of ${r.stats.promptTokens}`);

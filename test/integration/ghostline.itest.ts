@@ -20,7 +20,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const key of ['enable', 'inline.topK', 'modelPath']) await setWorkspace(key, undefined);
+  for (const key of ['enable', 'inline.topK', 'modelPath', 'engine.threads', 'engine.moveCachedRunsOverMs']) await setWorkspace(key, undefined);
   await vscode.workspace.getConfiguration('ghostline').update('modelPath', MODEL, vscode.ConfigurationTarget.Global);
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 });
@@ -80,6 +80,32 @@ test('an invalid workspace setting is reported once, naming the setting, and the
   } finally {
     await setWorkspace('inline.topK', undefined);
   }
+});
+
+test('engine settings from the workspace reach the worker (threads, moved runs), and their removal restores the defaults', async () => {
+  const loaded = api.loader.info;
+  assert.ok(loaded);
+  const threads = loaded.threads === 1 ? 2 : 1;
+  await setWorkspace('engine.threads', threads);
+  await setWorkspace('engine.moveCachedRunsOverMs', 0);
+  try {
+    await waitFor(
+      () => api.loader.info?.threads === threads && api.loader.info.moveCachedRunsOverMs === 0,
+      'the model reloaded with the workspace engine settings',
+      60_000,
+    );
+    const editor = await openAt('engine.py', 'def square(x):\n    return\n', 'return');
+    assert.ok((await triggerAndAccept(editor)).length > 0, 'no suggestion after the reload');
+  } finally {
+    await setWorkspace('engine.threads', undefined);
+    await setWorkspace('engine.moveCachedRunsOverMs', undefined);
+  }
+  const defaultMove = contributedDefault('engine.moveCachedRunsOverMs');
+  await waitFor(
+    () => api.loader.info?.threads === loaded.threads && api.loader.info.moveCachedRunsOverMs === defaultMove,
+    'the default engine settings again',
+    60_000,
+  );
 });
 
 test('Generate from Selection continues the selected code and inserts it after review', async () => {

@@ -56,6 +56,12 @@ export interface ModelInfo {
   specialTokens: Record<string, number>;
   kvBytesPerToken: number;
   threads: number;
+  /**
+   * The engine's moved-runs threshold as loaded (`EngineOptions.moveCachedRunsOverMs`, -1: never), and whether
+   * this graph can move runs at all (lean graphs, i.e. converted checkpoints).
+   */
+  moveCachedRunsOverMs: number;
+  canMoveCachedRuns: boolean;
   modelType: string;
 }
 

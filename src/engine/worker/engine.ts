@@ -92,6 +92,8 @@ export class Engine {
       specialTokens: Object.fromEntries(tokenizer.addedTokens),
       kvBytesPerToken: c.layers * 2 * c.kvHeads * c.headDim * (c.kvType === 'float32' ? 4 : 2),
       threads,
+      moveCachedRunsOverMs: moveOverMs,
+      canMoveCachedRuns: c.kind === 'lean',
       modelType: typeof cfg.model_type === 'string' ? cfg.model_type : 'unknown',
     };
   }
