@@ -82,7 +82,8 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
     reg('ghostline.showStats', async () => {
       const info = d.loader.info;
       const worker = info ? await d.client.workerStats().catch(() => null) : null;
-      const memory = worker ? `, worker ${Math.round(worker.rssBytes / 1e6)} MB, ${worker.cachedTokens} tokens cached` : '';
+      const huge = worker?.hugePageBytes ? ` (${Math.round(worker.hugePageBytes / 1e6)} MB on huge pages)` : '';
+      const memory = worker ? `, worker ${Math.round(worker.rssBytes / 1e6)} MB${huge}, ${worker.cachedTokens} tokens cached` : '';
       const moves = info?.canMoveCachedRuns ? `, cached runs moved ${info.moveCachedRunsOverMs < 0 ? 'never' : `over ${info.moveCachedRunsOverMs} ms`}` : '';
       const local = info ? `Model ${info.name} (${path.basename(info.onnxFile)}), ${info.threads} threads${moves}${memory}` : 'No local model loaded';
       const head = d.stats.backend === 'local' ? local : `Backend ${d.stats.backend}; ${local}`;
