@@ -46,14 +46,14 @@ async function main() {
   };
   const results: Record<string, unknown> = {};
   const workerHugePageBytes: Record<string, number | null> = {};
+  // llama-server inherits this process's environment.
+  if (llamaHugePages) Object.assign(process.env, withHugePageMalloc(process.env));
   for (const shape of shapes) {
     const checkpoint = ensureQwenCheckpoint(root, log, SHAPES[shape]);
     const gguf = ensureQ4Gguf(root, checkpoint, log);
     const converted = path.join(BENCH_CACHE, `${path.basename(checkpoint)}-converted-q4`);
     if (!fs.existsSync(path.join(converted, 'config.json'))) convertTimed(root, checkpoint, converted);
     log(`${shape}: llama-server on ${path.basename(gguf)}, Ghostline on ${path.basename(converted)}`);
-    // The server inherits this process's environment.
-    if (llamaHugePages) Object.assign(process.env, withHugePageMalloc(process.env));
     const server = await startLlamaServer({ model: gguf, contextSize: 4096, extraArgs: ['-t', String(threads), '-tb', String(threads)] });
     const engine = new EngineClient();
     await engine.load(converted, { threads });

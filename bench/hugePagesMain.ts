@@ -59,10 +59,10 @@ async function main() {
       await run('on', false);
       for (let r = 0; r < rounds; r++) for (const side of r % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const)) await run(side, true);
       const roundRatios = rates.on.map((x, i) => x / rates.off[i]);
-      const stats = async (c: EngineClient) => c.workerStats();
+      const [off, on] = await Promise.all([sides.off.workerStats(), sides.on.workerStats()]);
       results[shape] = {
-        huge_page_bytes: { off: (await stats(sides.off)).hugePageBytes, on: (await stats(sides.on)).hugePageBytes },
-        rss_bytes: { off: (await stats(sides.off)).rssBytes, on: (await stats(sides.on)).rssBytes },
+        huge_page_bytes: { off: off.hugePageBytes, on: on.hugePageBytes },
+        rss_bytes: { off: off.rssBytes, on: on.rssBytes },
         decode_tokens_per_s: { off: rates.off.map((x) => round(x, 1)), on: rates.on.map((x) => round(x, 1)) },
         median_ratio: round(median(rates.on) / median(rates.off), 3),
         round_ratios: roundRatios.map((x) => round(x, 3)),

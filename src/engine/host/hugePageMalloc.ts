@@ -4,8 +4,8 @@
  * onnxruntime keeps a model's prepacked 4-bit weights in large malloc blocks, and every decode step reads all
  * of them: with 4 KB pages a 0.5B model's 330 MB is 80,000 pages a token, more than the TLB holds. glibc's
  * `glibc.malloc.hugetlb=1` tunable makes malloc ask for 2 MB pages on such blocks (madvise), which the kernel
- * grants when transparent huge pages are in `madvise` or `always` mode. Measured on the 0.5B shape: 3-5%
- * faster decode, 5 MB more memory (bench/README, "huge pages"). Older glibc, musl and other systems ignore
+ * grants when transparent huge pages are in `madvise` or `always` mode. Measured on the 0.5B and 1.5B shapes
+ * (`npm run bench:huge-pages`): 1.5-3% faster decode, 7-10 MB more memory. Older glibc, musl and other systems ignore
  * the variable; a user's own `glibc.malloc.hugetlb` setting is kept (set it to 0 to opt out).
  */
 export const HUGE_PAGE_TUNABLE = 'glibc.malloc.hugetlb';
