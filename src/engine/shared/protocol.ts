@@ -10,6 +10,8 @@ export interface WorkerStats {
   cachedTokens: number;
   /** Memory on transparent huge pages (Linux; null elsewhere): the weights, when the worker got them (host/hugePageMalloc.ts). */
   hugePageBytes: number | null;
+  /** The glibc tunables the worker runs with, as its environment holds them (null when unset). */
+  glibcTunables: string | null;
 }
 
 /** Messages from the client (extension host / CLI thread) to the inference worker. */

@@ -69,6 +69,7 @@ port.on('message', (msg: ToWorker) => {
           heapUsedBytes: process.memoryUsage().heapUsed,
           cachedTokens: engine?.cachedTokens ?? 0,
           hugePageBytes: anonHugePageBytes(),
+          glibcTunables: process.env.GLIBC_TUNABLES ?? null,
         },
       });
       return;
