@@ -109,6 +109,32 @@ describe('the engine moving cached runs', () => {
     }
   });
 
+  test('a prefill abandoned before its moved run: the next request takes the run from the cache it came from', async () => {
+    // The FIM anchor's move in small: new lines before a long run that the cache already holds.
+    const inserted = `def f():\n${Array.from({ length: 4 }, (_, i) => `    extra_${i} = load(path_${i}, mode=${i})\n`).join('')}${LINES.join('')}`;
+    const load = () => Engine.load(TINY_FUSED, { threads: 1, prefillChunk: 16, moveCachedRunsOverMs: 0 });
+    const [resumed, straight] = [await load(), await load()];
+    try {
+      const opts = { maxNewTokens: 6, ignoreEos: true };
+      for (const engine of [resumed, straight]) await engine.generate(A, opts);
+      const ac = new AbortController();
+      const abandoned = await resumed.generate(inserted, opts, { signal: ac.signal, onText: () => undefined, onStart: () => setImmediate(() => ac.abort()) });
+      assert.equal(abandoned.finishReason, 'cancelled');
+      const r = await resumed.generate(inserted, opts);
+      const whole = await straight.generate(inserted, opts);
+      assert.ok(whole.stats.reusedTokens > whole.stats.promptTokens / 2, `reused ${whole.stats.reusedTokens} of ${whole.stats.promptTokens}: the run moved`);
+      // Before: the abandoned prefill's head was continued and the whole run prefilled again.
+      assert.ok(r.stats.prefillTokens < whole.stats.prefillTokens, `prefilled ${r.stats.prefillTokens}, against ${whole.stats.prefillTokens} uninterrupted`);
+      assert.equal(r.stats.reusedTokens + r.stats.prefillTokens, r.stats.promptTokens);
+      // The same cache as the uninterrupted move (the same chunks, the same run): the same tokens.
+      assert.equal(r.tokens.length, 6);
+      assert.deepEqual(r.tokens, whole.tokens);
+    } finally {
+      await resumed.dispose();
+      await straight.dispose();
+    }
+  });
+
   test('never (a negative budget), or by default on a model that prefills fast: only the shared prefix is reused, as a cold run', async () => {
     for (const opts of [{ moveCachedRunsOverMs: -1 }, {}]) {
       const engine = await Engine.load(TINY_FUSED, { threads: 1, prefillChunk: 32, ...opts });

@@ -183,14 +183,21 @@ export class LeanKvCache {
   }
 
   /**
-   * A cache for `prompt` (batch 1) holding `source`'s first `shared` positions as they are and its moved runs
-   * at their new positions (keys turned by `invFreq`); its length is `shared`, and `through` extends it over
-   * each run once the tokens before the run are prefilled.
+   * A cache for `prompt` (batch 1) holding `source`'s first `shared` positions as they are and the moved runs of
+   * `runSource` (by default `source`) at their new positions (keys turned by `invFreq`); its length is `shared`,
+   * and `through` extends it over each run once the tokens before the run are prefilled.
    */
-  static assemble(source: LeanKvCache, shared: number, runs: readonly MovedRun[], prompt: readonly number[], invFreq: Float64Array): LeanKvCache {
+  static assemble(
+    source: LeanKvCache,
+    shared: number,
+    runs: readonly MovedRun[],
+    prompt: readonly number[],
+    invFreq: Float64Array,
+    runSource: LeanKvCache = source,
+  ): LeanKvCache {
     const store = new LeanStore(source.store.contract, 1, Math.ceil(prompt.length / CAP_STEP) * CAP_STEP);
     store.copyMoved(source.store, 0, 0, shared, null);
-    for (const r of runs) store.copyMoved(source.store, r.from, r.to, r.length, invFreq);
+    for (const r of runs) store.copyMoved(runSource.store, r.from, r.to, r.length, invFreq);
     return new LeanKvCache(store, prompt.slice(0, shared), shared);
   }
 

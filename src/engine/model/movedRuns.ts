@@ -13,17 +13,19 @@ const KEY_TOKENS = 8;
 const MAX_CANDIDATES = 8;
 
 /**
- * The runs of `cached` after its first `shared` positions (the prefix both share) that reappear in `prompt`
- * after `shared`, each at least `minRun` tokens, left to right, never covering the prompt's last token (it is
- * always run, for its logits). A moved window start (the text kept, shifted to earlier positions) or a moved
- * FIM anchor (the suffix shifted later) gives one long run each; between runs are the tokens to prefill.
+ * The runs of `cached` from position `cachedFrom` on (by default `shared`: the prefix both share) that reappear
+ * in `prompt` after its first `shared` positions, each at least `minRun` tokens, left to right, never covering
+ * the prompt's last token (it is always run, for its logits). A moved window start (the text kept, shifted to
+ * earlier positions) or a moved FIM anchor (the suffix shifted later) gives one long run each; between runs are
+ * the tokens to prefill. `cachedFrom` below `shared` looks for runs in another cache than the one whose prefix
+ * is reused (engine.ts: a warm-up abandoned before its moved runs leaves them in the cache it started from).
  */
-export function planMovedRuns(cached: readonly number[], prompt: readonly number[], shared: number, minRun: number): MovedRun[] {
+export function planMovedRuns(cached: readonly number[], prompt: readonly number[], shared: number, minRun: number, cachedFrom = shared): MovedRun[] {
   const end = prompt.length - 1;
-  if (minRun < KEY_TOKENS || end - shared < minRun || cached.length - shared < minRun) return [];
+  if (minRun < KEY_TOKENS || end - shared < minRun || cached.length - cachedFrom < minRun) return [];
   const key = (a: readonly number[], i: number) => a.slice(i, i + KEY_TOKENS).join(',');
   const index = new Map<string, number[]>();
-  for (let p = shared; p + minRun <= cached.length; p++) {
+  for (let p = cachedFrom; p + minRun <= cached.length; p++) {
     const k = key(cached, p);
     const list = index.get(k);
     if (!list) index.set(k, [p]);

@@ -6,7 +6,8 @@ import { resolveDecodeOptions, type DecodeOptions } from '../shared/decodeOption
 import { RequestError } from '../shared/errors';
 import { KeptCaches, KEPT_LIMITS, type Rebuilt } from './keptCaches';
 import { LeanKvCache } from '../model/leanCache';
-import { planMovedRuns } from '../model/movedRuns';
+import { planMovedRuns, type MovedRun } from '../model/movedRuns';
+import { commonPrefixLength } from '../model/kvCache';
 import { configInvFreq } from '../model/rotary';
 import { WARM_ASIDE_OPTIONS, WARM_PREFILL_CHUNK } from '../shared/warmAside';
 import { eosIds, readModelFolder, type ModelFolder } from '../model/modelFolder';
@@ -352,14 +353,25 @@ export class Engine {
     return { ...r, lse };
   }
 
-  /** A cache for `tokens` with the runs of `source` that moved (MIN_MOVED_RUN tokens or more), or null when none did. */
-  private moveRuns(source: AnyKvCache, shared: number, tokens: number[]): Rebuilt | null {
-    if (!this.moveInvFreq || !(source instanceof LeanKvCache) || source.batch !== 1) return null;
+  /**
+   * A cache for `tokens` with `prefix`'s first `shared` positions and the runs that moved (MIN_MOVED_RUN tokens
+   * or more) of the one source among `sources` that holds the most of the rest, or null when none moved.
+   */
+  private moveRuns(prefix: AnyKvCache, shared: number, sources: readonly AnyKvCache[], tokens: number[]): Rebuilt | null {
+    if (!this.moveInvFreq || !(prefix instanceof LeanKvCache) || prefix.batch !== 1) return null;
     // Exact while the re-run is quick; an unmeasured speed counts as quick (the first prefill measures it).
     if ((tokens.length - shared) * this.prefillMsPerToken <= this.moveOverMs) return null;
-    const runs = planMovedRuns(source.tokens, tokens, shared, MIN_MOVED_RUN);
-    if (runs.length === 0) return null;
-    return { cache: LeanKvCache.assemble(source, shared, runs, tokens, this.moveInvFreq), runs };
+    let best: { source: LeanKvCache; runs: MovedRun[]; covered: number } | null = null;
+    for (const source of sources) {
+      if (!(source instanceof LeanKvCache) || source.batch !== 1) continue;
+      // What a source shares with the prompt's head is in place, not moved: its runs are looked for after it.
+      const from = Math.min(shared, commonPrefixLength(source.tokens, tokens));
+      const runs = planMovedRuns(source.tokens, tokens, shared, MIN_MOVED_RUN, from);
+      const covered = runs.reduce((n, r) => n + r.length, 0);
+      if (covered > (best?.covered ?? 0)) best = { source, runs, covered };
+    }
+    if (!best) return null;
+    return { cache: LeanKvCache.assemble(prefix, shared, best.runs, tokens, this.moveInvFreq, best.source), runs: best.runs };
   }
 
   /**
@@ -368,7 +380,9 @@ export class Engine {
    */
   private async prefillTokens(tokens: number[], stats: GenerationStats, signal?: AbortSignal, chunkSize?: number): Promise<LogitRows | null> {
     const step = chunkSize && chunkSize > 0 ? Math.floor(chunkSize) : this.prefillChunk;
-    const { cache, reuse, runs } = this.kept.choose(this.cache, this.cachePromptTokens, tokens, (source, shared) => this.moveRuns(source, shared, tokens));
+    const { cache, reuse, runs } = this.kept.choose(this.cache, this.cachePromptTokens, tokens, (prefix, shared, sources) =>
+      this.moveRuns(prefix, shared, sources, tokens),
+    );
     this.cache = cache;
     this.cachePromptTokens = reuse;
     stats.reusedTokens = reuse;

@@ -52,7 +52,7 @@ export class KeptCaches {
     active: AnyKvCache,
     activePrompt: number,
     tokens: readonly number[],
-    rebuild?: (source: AnyKvCache, shared: number) => Rebuilt | null,
+    rebuild?: (prefix: AnyKvCache, shared: number, runSources: readonly AnyKvCache[]) => Rebuilt | null,
   ): { cache: AnyKvCache; reuse: number; runs: readonly MovedRun[] } {
     let best: Kept = { cache: active, promptTokens: activePrompt };
     let shared = commonPrefixLength(active.tokens, tokens);
@@ -69,10 +69,18 @@ export class KeptCaches {
     if (best.promptTokens - reuse >= this.limits.minDropped) {
       this.keep(best);
       // The source stays whole (kept); what moved of it goes into a new cache, or just the shared prefix does.
-      const rebuilt = rebuild?.(best.cache, reuse);
+      const rebuilt = rebuild?.(best.cache, reuse, this.runSources(best.cache));
       return rebuilt ? { ...rebuilt, reuse } : { cache: best.cache.fork(reuse), reuse, runs: [] };
     }
-    return { cache: best.cache.crop(reuse), reuse, runs: [] };
+    // Continued in place. The rest of the prompt may still be in a kept cache at other positions: a warm-up
+    // abandoned between its shared head and its moved runs leaves them in the cache it started from.
+    const rebuilt = rebuild?.(best.cache, reuse, this.runSources(best.cache));
+    return rebuilt ? { ...rebuilt, reuse } : { cache: best.cache.crop(reuse), reuse, runs: [] };
+  }
+
+  /** Where moved runs may come from: the cache whose prefix is reused, then the kept ones. */
+  private runSources(prefix: AnyKvCache): AnyKvCache[] {
+    return [prefix, ...this.kept.map((k) => k.cache).filter((c) => c !== prefix)];
   }
 
   /** Token ids of the kept caches, oldest first (tests, debugging). */
