@@ -66,16 +66,14 @@ export class KeptCaches {
       this.keep({ cache: active, promptTokens: activePrompt });
     }
     const reuse = Math.min(shared, tokens.length - 1);
-    if (best.promptTokens - reuse >= this.limits.minDropped) {
-      this.keep(best);
-      // The source stays whole (kept); what moved of it goes into a new cache, or just the shared prefix does.
-      const rebuilt = rebuild?.(best.cache, reuse, this.runSources(best.cache));
-      return rebuilt ? { ...rebuilt, reuse } : { cache: best.cache.fork(reuse), reuse, runs: [] };
-    }
-    // Continued in place. The rest of the prompt may still be in a kept cache at other positions: a warm-up
-    // abandoned between its shared head and its moved runs leaves them in the cache it started from.
+    // A request that throws away a long run of its cache works on a copy, and the original stays (kept).
+    const dropsRun = best.promptTokens - reuse >= this.limits.minDropped;
+    if (dropsRun) this.keep(best);
+    // Runs of the rest of the prompt may be in any cache held, at other positions: in the one dropped, or in
+    // the one a warm-up abandoned between its shared head and its moved runs started from.
     const rebuilt = rebuild?.(best.cache, reuse, this.runSources(best.cache));
-    return rebuilt ? { ...rebuilt, reuse } : { cache: best.cache.crop(reuse), reuse, runs: [] };
+    if (rebuilt) return { ...rebuilt, reuse };
+    return { cache: dropsRun ? best.cache.fork(reuse) : best.cache.crop(reuse), reuse, runs: [] };
   }
 
   /** Where moved runs may come from: the cache whose prefix is reused, then the kept ones. */
