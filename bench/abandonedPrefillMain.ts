@@ -16,10 +16,9 @@ import { EngineClient } from '../src/engine/host/client';
 import type { Prompt } from '../src/engine/shared/prompt';
 import type { GenerationStats } from '../src/engine/shared/types';
 import { cpuFlags, flagValue } from './machine';
-import { BENCH_CACHE, convertTimed, ensureQwenCheckpoint } from './qwenPath';
+import { ensureConvertedShape, shapesArg } from './qwenPath';
 import { median, round } from './stats';
 
-const SHAPES = { '0.5b': 'qwen2.5-coder-0.5b', '1.5b': 'qwen2.5-coder-1.5b' } as const;
 /** The first request is typed over this long after it starts: within its first prefill pass on both shapes. */
 const TYPED_OVER_AFTER_MS = 150;
 const OPTIONS = { maxNewTokens: 8, ignoreEos: true, speculativeTokens: 0, temperature: 0 };
@@ -66,13 +65,11 @@ async function main() {
   const root = packageRoot(__dirname);
   const threads = Number(flagValue(argv, 'threads') ?? 2);
   const rounds = Number(flagValue(argv, 'rounds') ?? 3);
-  const shapes = (flagValue(argv, 'shapes') ?? '0.5b,1.5b').split(',').filter((s): s is keyof typeof SHAPES => s in SHAPES);
+  const shapes = shapesArg(flagValue(argv, 'shapes'));
   const log = (s: string) => console.error(`[bench:abandoned-prefill ${new Date().toISOString().slice(11, 19)}] ${s}`);
   const results: Record<string, unknown> = {};
   for (const shape of shapes) {
-    const checkpoint = ensureQwenCheckpoint(root, log, SHAPES[shape]);
-    const dir = path.join(BENCH_CACHE, `${path.basename(checkpoint)}-converted-q4`);
-    if (!fs.existsSync(path.join(dir, 'config.json'))) convertTimed(root, checkpoint, dir);
+    const dir = ensureConvertedShape(root, log, shape).converted;
     const client = new EngineClient();
     const info = await client.load(dir, { threads });
     try {

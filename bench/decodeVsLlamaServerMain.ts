@@ -15,10 +15,9 @@ import { withHugePageMalloc } from '../src/engine/host/hugePageMalloc';
 import { loadPromptTokenizer } from '../src/servers/promptTokenizer';
 import { syntheticPrompt } from './llamaCpp';
 import { cpuFlags, flagValue } from './machine';
-import { BENCH_CACHE, convertTimed, ensureQ4Gguf, ensureQwenCheckpoint } from './qwenPath';
+import { ensureConvertedShape, ensureQ4Gguf, shapesArg } from './qwenPath';
 import { median, round } from './stats';
 
-const SHAPES = { '0.5b': 'qwen2.5-coder-0.5b', '1.5b': 'qwen2.5-coder-1.5b' } as const;
 const NEW_TOKENS = 128;
 const PROMPT_TOKENS = [128, 1200];
 
@@ -39,7 +38,7 @@ async function main() {
   const threads = Number(arg('threads') ?? 2);
   const llamaHugePages = argv.includes('--llama-huge-pages');
   const rounds = Number(arg('rounds') ?? 3);
-  const shapes = (arg('shapes') ?? '0.5b,1.5b').split(',').filter((s): s is keyof typeof SHAPES => s in SHAPES);
+  const shapes = shapesArg(arg('shapes'));
   const log = (s: string) => console.error(`[bench:vs-llama-server ${new Date().toISOString().slice(11, 19)}] ${s}`);
   const { startLlamaServer } = require(path.join(root, 'scripts', 'llama-server.js')) as {
     startLlamaServer: (o: { model: string; contextSize: number; extraArgs: string[] }) => Promise<LlamaServer>;
@@ -49,10 +48,8 @@ async function main() {
   // llama-server inherits this process's environment.
   if (llamaHugePages) Object.assign(process.env, withHugePageMalloc(process.env));
   for (const shape of shapes) {
-    const checkpoint = ensureQwenCheckpoint(root, log, SHAPES[shape]);
+    const { checkpoint, converted } = ensureConvertedShape(root, log, shape);
     const gguf = ensureQ4Gguf(root, checkpoint, log);
-    const converted = path.join(BENCH_CACHE, `${path.basename(checkpoint)}-converted-q4`);
-    if (!fs.existsSync(path.join(converted, 'config.json'))) convertTimed(root, checkpoint, converted);
     log(`${shape}: llama-server on ${path.basename(gguf)}, Ghostline on ${path.basename(converted)}`);
     const server = await startLlamaServer({ model: gguf, contextSize: 4096, extraArgs: ['-t', String(threads), '-tb', String(threads)] });
     const engine = new EngineClient();

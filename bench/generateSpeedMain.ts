@@ -21,10 +21,8 @@ import type { Prompt } from '../src/engine/shared/prompt';
 import type { GenerateResult } from '../src/engine/shared/types';
 import { Engine } from '../src/engine/worker/engine';
 import { generateInputsFor, type HeldOutFunction, heldOutFunctions } from './qualityGenerate';
-import { BENCH_CACHE, convertTimed, ensureQwenCheckpoint } from './qwenPath';
+import { ensureConvertedShape, shapesArg } from './qwenPath';
 import { median, percentile, round } from './stats';
-
-const SHAPES = { '0.5b': 'qwen2.5-coder-0.5b', '1.5b': 'qwen2.5-coder-1.5b' } as const;
 
 /** One generation's timing: tokens, and when the first complete line and the whole result came. */
 interface Timing {
@@ -115,7 +113,7 @@ async function main(): Promise<void> {
   const arg = (name: string) => (argv.includes(`--${name}`) ? argv[argv.indexOf(`--${name}`) + 1] : undefined);
   const root = packageRoot(__dirname);
   const limit = Number(arg('limit') ?? 12);
-  const shapes = (arg('shapes') ?? '0.5b,1.5b').split(',').filter((s): s is keyof typeof SHAPES => s in SHAPES);
+  const shapes = shapesArg(arg('shapes'));
   const threads = arg('threads') ? Number(arg('threads')) : undefined;
   const log = (s: string) => console.error(`[generate-speed] ${s}`);
   const evalDir = path.join(root, 'tools', 'model', 'eval');
@@ -133,9 +131,7 @@ async function main(): Promise<void> {
   await defaultEngine.dispose();
   const runs: Record<string, Timing[]> = { default: recorded };
   for (const shape of shapes) {
-    const checkpoint = ensureQwenCheckpoint(root, log, SHAPES[shape]);
-    const converted = path.join(BENCH_CACHE, `${path.basename(checkpoint)}-converted-q4`);
-    if (!fs.existsSync(path.join(converted, 'config.json'))) convertTimed(root, checkpoint, converted);
+    const { converted } = ensureConvertedShape(root, log, shape);
     log(`${shape} shape with the default model's lengths`);
     const engine = await Engine.load(converted, { threads });
     runs[shape] = await run(engine, functions, syntax, recorded);

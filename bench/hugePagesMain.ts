@@ -12,10 +12,9 @@ import { EngineClient } from '../src/engine/host/client';
 import { loadPromptTokenizer } from '../src/servers/promptTokenizer';
 import { syntheticPrompt } from './llamaCpp';
 import { cpuFlags, flagValue } from './machine';
-import { BENCH_CACHE, convertTimed, ensureQwenCheckpoint } from './qwenPath';
+import { ensureConvertedShape, shapesArg } from './qwenPath';
 import { median, round } from './stats';
 
-const SHAPES = { '0.5b': 'qwen2.5-coder-0.5b', '1.5b': 'qwen2.5-coder-1.5b' } as const;
 const PROMPT_TOKENS = 128;
 const NEW_TOKENS = 128;
 
@@ -39,13 +38,11 @@ async function main() {
   const root = packageRoot(__dirname);
   const threads = Number(flagValue(argv, 'threads') ?? 2);
   const rounds = Number(flagValue(argv, 'rounds') ?? 10);
-  const shapes = (flagValue(argv, 'shapes') ?? '0.5b,1.5b').split(',').filter((s): s is keyof typeof SHAPES => s in SHAPES);
+  const shapes = shapesArg(flagValue(argv, 'shapes'));
   const log = (s: string) => console.error(`[bench:huge-pages ${new Date().toISOString().slice(11, 19)}] ${s}`);
   const results: Record<string, unknown> = {};
   for (const shape of shapes) {
-    const checkpoint = ensureQwenCheckpoint(root, log, SHAPES[shape]);
-    const dir = path.join(BENCH_CACHE, `${path.basename(checkpoint)}-converted-q4`);
-    if (!fs.existsSync(path.join(dir, 'config.json'))) convertTimed(root, checkpoint, dir);
+    const dir = ensureConvertedShape(root, log, shape).converted;
     const sides = { off: await worker(dir, threads, 'glibc.malloc.hugetlb=0'), on: await worker(dir, threads, undefined) };
     try {
       const prompt = syntheticPrompt(loadPromptTokenizer(dir), PROMPT_TOKENS);

@@ -9,10 +9,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { packageRoot } from '../src/engine/host/defaultModel';
 import { cpuFlags, flagValue } from './machine';
-import { BENCH_CACHE, convertTimed, ensureQwenCheckpoint } from './qwenPath';
+import { ensureConvertedShape, shapesArg } from './qwenPath';
 import { typingReplay, type TypingReplayResult } from './typingReplay';
-
-const SHAPES = { '0.5b': 'qwen2.5-coder-0.5b', '1.5b': 'qwen2.5-coder-1.5b' } as const;
 
 async function main() {
   const argv = process.argv.slice(2);
@@ -20,7 +18,7 @@ async function main() {
   const root = packageRoot(__dirname);
   const quick = argv.includes('--quick');
   const threads = Number(arg('threads') ?? 2);
-  const shapes = (arg('shapes') ?? '0.5b,1.5b').split(',').filter((s): s is keyof typeof SHAPES => s in SHAPES);
+  const shapes = shapesArg(arg('shapes'));
   const log = (s: string) => console.error(`[bench:pause ${new Date().toISOString().slice(11, 19)}] ${s}`);
   const workerPath = path.join(root, 'dist', 'worker.js');
   // Frozen copies of two of our files (completionService.ts at 60a7989, make_random_checkpoint.py): the replay
@@ -36,13 +34,7 @@ async function main() {
   const defaultRun = await typingReplay(workerPath, path.join(root, 'models', 'ghostline-code-small'), files, replayOpts);
   const runs: Record<string, TypingReplayResult & { convert_s?: number }> = { default: defaultRun };
   for (const shape of shapes) {
-    const checkpoint = ensureQwenCheckpoint(root, log, SHAPES[shape]);
-    const converted = path.join(BENCH_CACHE, `${path.basename(checkpoint)}-converted-q4`);
-    let convertS: number | undefined;
-    if (!fs.existsSync(path.join(converted, 'config.json'))) {
-      log(`convert ${checkpoint}`);
-      convertS = convertTimed(root, checkpoint, converted).seconds;
-    }
+    const { converted, convertS } = ensureConvertedShape(root, log, shape);
     log(`${shape} shape with the default model's lengths`);
     runs[shape] = { ...(await typingReplay(workerPath, converted, files, { ...replayOpts, lengths: defaultRun.lengths })), convert_s: convertS };
   }

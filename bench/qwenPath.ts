@@ -103,6 +103,28 @@ export function ensureQwenCheckpoint(
   return dir;
 }
 
+/** The random-weight shapes the speed benches run on, by their `--shapes` names. */
+export const QWEN_SHAPES = { '0.5b': 'qwen2.5-coder-0.5b', '1.5b': 'qwen2.5-coder-1.5b' } as const;
+export type QwenShapeName = keyof typeof QWEN_SHAPES;
+
+/** A bench's `--shapes a,b` value as shape names (default: both; unknown names are dropped). */
+export function shapesArg(value: string | undefined): QwenShapeName[] {
+  return (value ?? '0.5b,1.5b').split(',').filter((s): s is QwenShapeName => s in QWEN_SHAPES);
+}
+
+/** A shape's checkpoint and its converted q4 folder, each made once in the bench cache (`convertS`: converted now). */
+export function ensureConvertedShape(
+  root: string,
+  log: (s: string) => void,
+  shape: QwenShapeName,
+): { checkpoint: string; converted: string; convertS?: number } {
+  const checkpoint = ensureQwenCheckpoint(root, log, QWEN_SHAPES[shape]);
+  const converted = path.join(BENCH_CACHE, `${path.basename(checkpoint)}-converted-q4`);
+  if (fs.existsSync(path.join(converted, 'config.json'))) return { checkpoint, converted };
+  log(`convert ${checkpoint}`);
+  return { checkpoint, converted, convertS: convertTimed(root, checkpoint, converted).seconds };
+}
+
 /** llama.cpp's Q4_0 GGUF of the checkpoint (tools/model/export_gguf.py --q4_0), remade when older than its inputs. */
 export function ensureQ4Gguf(root: string, checkpoint: string, log: (s: string) => void): string {
   const out = path.join(BENCH_CACHE, `${path.basename(path.resolve(checkpoint))}-q4_0.gguf`);
