@@ -165,6 +165,7 @@ export function generateInputsFor(engine: Engine, generator: Backend, syntax: Sy
     charsPerToken: engine.info.charsPerToken,
     budget: defaultCompletionSettings().budget,
     extraContextChars: 0,
+    context: defaultCompletionSettings().context,
     preset: { ...GENERATE_PRESET, stop: [...GENERATE_PRESET.stop] },
     syntax,
   };

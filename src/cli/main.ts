@@ -6,6 +6,7 @@ import { errorMessage } from '../engine/shared/errors';
 import { DECODE_TABLE, kebabCase } from '../engine/shared/decodeTable';
 import { checkKnown, num, one, parseArgs, type ParsedArgs } from './args';
 import { convertCommand } from './convertCommand';
+import { promptCommand } from './promptCommand';
 import { toResponse } from './response';
 import { localBackend, type StdioBackend, serveStdio } from './serveStdio';
 import { serverFetch } from '../net/httpTransport';
@@ -28,6 +29,10 @@ const USAGE = `ghostline: local code completion engine (headless)
                      [--server-fim qwen2.5-coder|starcoder|deepseek-coder|codellama] [--server-timeout-ms N]
                      [--server-context TOKENS]   (API key: GHOSTLINE_SERVER_KEY in the environment)
       one JSON request per line on stdin, one JSON response per line on stdout
+  ghostline prompt --workspace DIR --file PATH --line L --character C [--model DIR]
+                   [--sources imports,similar|none] [--json]
+      the prompt Ghostline would send at that position (lines and characters from 0), with the repository
+      context found without an editor; --json: {"prompt": ..., "context": [{"source", "path", "text"}]}
   ghostline convert --from CHECKPOINT_DIR --out MODEL_DIR [--quant q4|int8|fp32] [--block-size 32]
                     [--accuracy-level 4] [--progress-json]
       a Hugging Face checkpoint (llama, qwen2, starcoder2; safetensors) -> a Ghostline model folder
@@ -41,6 +46,7 @@ async function main(argv: string[]): Promise<number> {
     return args.command ? 0 : 2;
   }
   if (args.command === 'convert') return convertCommand(args);
+  if (args.command === 'prompt') return promptCommand(args);
   if (args.command === 'generate') checkKnown(args, 'generate', GENERATE_VALUES, ['json', ...OPTION_FLAGS]);
   else if (args.command === 'serve-stdio') checkKnown(args, 'serve-stdio', ['model', 'threads', ...SERVER_VALUES]);
   else throw new Error(`unknown command "${args.command}"\n\n${USAGE}`);

@@ -8,6 +8,7 @@ import { ChunkRing } from './context/chunkRing';
 import { documentContext } from './context/documentContext';
 import { CharsPerTokenEstimate } from './context/charsPerTokenEstimate';
 import { fitBudget } from './context/fitBudget';
+import { type ContextSupply, extraContext } from './context/repo/extraContext';
 import type { FilterContext } from './filters/filterContext';
 import { postProcess } from './filters/pipeline';
 import type { Generator } from './generator';
@@ -43,12 +44,15 @@ const REUSE_GRACE_MS = 300;
 export interface ServiceExtras {
   /** Extra context from other files; pass one ring to services that replace each other, so none starts empty. */
   ring?: ChunkRing;
+  /** Repository context gathered ahead of time (RepoContext): read when a prompt is built, never awaited. */
+  repo?: ContextSupply['repo'];
   /** The clock of latencyMs (tests). */
   now?: () => number;
 }
 
 export class CompletionService {
   readonly ring: ChunkRing;
+  readonly repo: ContextSupply['repo'];
   private readonly now: () => number;
   readonly cache = new CompletionCache();
   private inflight: InFlight | null = null;
@@ -71,6 +75,7 @@ export class CompletionService {
     extras: ServiceExtras = {},
   ) {
     this.ring = extras.ring ?? new ChunkRing();
+    this.repo = extras.repo;
     this.now = extras.now ?? (() => performance.now());
   }
 
@@ -81,6 +86,7 @@ export class CompletionService {
   withSettings(change: Partial<CompletionSettings>): CompletionService {
     return new CompletionService(this.generator, this.template, () => ({ ...this.settings(), ...change }), this.model, this.syntax, {
       ring: this.ring,
+      repo: this.repo,
       now: this.now,
     });
   }
@@ -92,6 +98,15 @@ export class CompletionService {
 
   get currentSettings(): CompletionSettings {
     return this.settings();
+  }
+
+  /**
+   * The prompt this request would send now, and the extra context in it with its sources (Show Prompt,
+   * `ghostline prompt`, the context evaluation): the same preparation as complete(), without asking the model.
+   */
+  promptFor(req: CompletionRequest): { prompt: Prompt; extra: ExtraChunk[] } {
+    const { ctx, extra, template } = this.prepare(req);
+    return { prompt: modelInput(req, ctx, extra, template).built.prompt, extra };
   }
 
   /** A suggestion from the cache alone (no model call, no waiting), or null. */
@@ -128,11 +143,11 @@ export class CompletionService {
     const s = this.settings();
     const template = this.template();
     const model = this.model();
-    const fit = fitBudget(s.budget, template?.fileHeader ? s.extraContextChars : 0, model.contextTokens, s.preset.maxNewTokens, this.charsPerToken(req.path));
+    const fit = fitBudget(s.budget, s.extraContextChars, model.contextTokens, s.preset.maxNewTokens, this.charsPerToken(req.path), s.context.maxShare);
     const ctx = documentContext(req.doc, req.cursor, fit.budget, this.windowStarts.get(req.path));
     this.syntax?.prepare(req.languageId);
     const mode = inlineMode(ctx.linePrefix, ctx.lineSuffix);
-    const extra = fit.extraChars > 0 ? this.ring.select(fit.extraChars, req.path, ctx.prefix.slice(-2000) + ctx.suffix.slice(0, 1000)) : [];
+    const extra = extraContext({ ring: this.ring, repo: this.repo }, fit.extraChars, req.path, ctx, (source) => s.context.sources[source]);
     const hash = contextHash({
       path: req.path,
       prefix: ctx.prefix,
@@ -211,7 +226,7 @@ export class CompletionService {
     if (!this.generator.warm) return false;
     const { template, ctx, extra } = this.prepare(req);
     this.rememberWindowStart(req.path, ctx.prefixStartLine);
-    const { built, infill } = modelInput(req.path, ctx, extra, template);
+    const { built, infill } = modelInput(req, ctx, extra, template);
     await this.generator.warm(built.prompt, { signal, infill });
     return true;
   }
@@ -228,7 +243,7 @@ export class CompletionService {
     signal?: AbortSignal,
   ): Promise<Omit<CompletionOutcome, 'latencyMs' | 'mode' | 'gated'>> {
     const s = this.settings();
-    const { built, infill } = modelInput(req.path, ctx, extra, template);
+    const { built, infill } = modelInput(req, ctx, extra, template);
     const options = inlineDecodeOptions(s.preset, mode, ctx.linePrefix);
     if (alternatives > 1) Object.assign(options, { numBeams: alternatives, numReturnSequences: alternatives });
     if (template) options.stop = [...(options.stop ?? []), ...template.stopTokens];
@@ -371,7 +386,7 @@ export class CompletionService {
     const below = insertAt(req.doc, req.cursor, `\n${ctx.indent}`);
     const next = this.prepare({ ...req, doc: below.doc, cursor: below.cursor });
     if (!promptHeadMoves(ctx, next.ctx, next.template !== null)) return null;
-    return modelInput(req.path, next.ctx, next.extra, next.template).built.prompt;
+    return modelInput(req, next.ctx, next.extra, next.template).built.prompt;
   }
 
   /**
@@ -389,8 +404,10 @@ export class CompletionService {
       charsPerToken: model.charsPerToken,
       budget: s.budget,
       extraContextChars: s.extraContextChars,
+      context: s.context,
       preset,
       ring: this.ring,
+      repo: this.repo,
       syntax: this.syntax,
     };
   }
@@ -418,10 +435,11 @@ export class CompletionService {
 }
 
 /** What the model is asked for a context: the prompt, and its parts for servers that build the FIM prompt. */
-function modelInput(path: string, ctx: DocumentContext, extra: ExtraChunk[], template: FimTemplate | null) {
+function modelInput(req: Pick<CompletionRequest, 'path' | 'languageId' | 'repoName'>, ctx: DocumentContext, extra: ExtraChunk[], template: FimTemplate | null) {
   // /infill's middle stays the cursor line: llama.cpp gives the suffix what the middle leaves of a quarter of
   // its batch, so a middle of several lines would cut the suffix differently at every keystroke.
-  return { built: buildPrompt(ctx, template, extra, path), infill: { prefix: ctx.prefix, suffix: ctx.lineSuffix + ctx.suffix, middle: ctx.linePrefix, extra } };
+  const built = buildPrompt(ctx, template, extra, req.path, { languageId: req.languageId, repoName: req.repoName });
+  return { built, infill: { prefix: ctx.prefix, suffix: ctx.lineSuffix + ctx.suffix, middle: ctx.linePrefix, extra } };
 }
 
 /** The promise's value, or `fallback` as soon as the signal aborts. */

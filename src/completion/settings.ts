@@ -16,6 +16,15 @@ export function completionSettings(v: SettingValues): CompletionSettings {
       snapLines: 16,
     },
     extraContextChars: n('context.extraChars'),
+    context: {
+      maxShare: n('context.maxShare'),
+      sources: {
+        imports: v['context.imports'] as boolean,
+        definitions: v['context.definitions'] as boolean,
+        similar: v['context.similar'] as boolean,
+        ring: v['context.recent'] as boolean,
+      },
+    },
     prefetch: v['inline.prefetch'] as boolean,
     alternatives: n('inline.alternatives'),
     minConfidence: n('inline.minConfidence'),

@@ -73,7 +73,40 @@ export const SETTINGS: readonly SettingSpec[] = [
     default: 2000,
     min: 0,
     max: 100000,
-    description: 'Characters of context from other recently used files (models with repo-level tokens only).',
+    description:
+      'Characters of context from other files at most (repository context: declarations the file imports, definitions at the cursor, similar code, recently used files). 0 turns it off.',
+  },
+  {
+    key: 'context.maxShare',
+    type: 'number',
+    default: 0.25,
+    min: 0,
+    max: 0.75,
+    description: "Share of the model's context window that context from other files may take at most, when the window is full.",
+  },
+  {
+    key: 'context.imports',
+    type: 'boolean',
+    default: true,
+    description: 'Context: the declarations of the names the file imports from workspace files (TypeScript, JavaScript, Python).',
+  },
+  {
+    key: 'context.definitions',
+    type: 'boolean',
+    default: true,
+    description: "Context: the declarations of the symbols at the cursor, from the editor's language features (go to definition).",
+  },
+  {
+    key: 'context.similar',
+    type: 'boolean',
+    default: true,
+    description: 'Context: code in other open or workspace files that looks like the code at the cursor.',
+  },
+  {
+    key: 'context.recent',
+    type: 'boolean',
+    default: true,
+    description: 'Context: code around where you last were in files you recently left, saved or edited.',
   },
   {
     key: 'engine.threads',

@@ -1,3 +1,4 @@
+import type { ContextSource } from './context/repo/snippet';
 import type { GenerationStats } from '../engine/shared/types';
 import type { WindowBudget } from './context/documentContext';
 import type { Calibration } from './gate/calibration';
@@ -29,6 +30,8 @@ export interface CompletionRequest {
   path: string;
   /** Explicit trigger (Alt+\ or the command): the user wants alternatives. */
   explicit: boolean;
+  /** The workspace's name, for models with a repository token. */
+  repoName?: string;
 }
 
 /** A snapshot of text around the cursor. */
@@ -50,9 +53,17 @@ export interface DocumentContext {
   lineAbove: string;
 }
 
+export interface ContextSettings {
+  /** Share of the model's context (after the generated tokens) that extra context may take when the window is full. */
+  maxShare: number;
+  sources: Record<ContextSource, boolean>;
+}
+
 export interface ExtraChunk {
   path: string;
   text: string;
+  /** Where the chunk's code came from (repository context); absent for plain extra text. */
+  sources?: readonly ContextSource[];
 }
 
 export interface CompletionSettings {
@@ -60,6 +71,8 @@ export interface CompletionSettings {
   budget: WindowBudget;
   /** Characters of extra context from other files (0: none). */
   extraContextChars: number;
+  /** Repository context: which sources are on, and the share of the model's window it may take. */
+  context: ContextSettings;
   /** Compute the next suggestion as if the shown one were accepted, while the model is idle. */
   prefetch: boolean;
   /** Alternatives returned on an explicit trigger (beam search n-best). */

@@ -27,6 +27,8 @@ export function fitBudget(
   contextTokens: number,
   maxNewTokens: number,
   measuredCharsPerToken?: number,
+  /** Share of the available characters extra context keeps when everything does not fit (`ghostline.context.maxShare`). */
+  extraShare = 0.25,
 ): { budget: WindowBudget; extraChars: number } {
   const perToken = measuredCharsPerToken && Number.isFinite(measuredCharsPerToken) ? measuredCharsPerToken * MEASURED_MARGIN : CHARS_PER_TOKEN;
   // Room for the cursor line (not part of the prefix budget) and the FIM markers.
@@ -35,7 +37,7 @@ export function fitBudget(
   let budget = b;
   let extra = extraChars;
   if (wanted > available) {
-    extra = Math.min(extraChars, Math.floor(available / 4));
+    extra = Math.min(extraChars, Math.floor(available * extraShare));
     const rest = available - extra;
     budget = { ...b, prefixChars: Math.min(b.prefixChars, Math.floor(rest * 0.75)), suffixChars: Math.min(b.suffixChars, Math.floor(rest * 0.25)) };
   }

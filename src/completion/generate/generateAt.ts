@@ -3,13 +3,14 @@ import type { FinishReason, GenerationStats } from '../../engine/shared/types';
 import type { ChunkRing } from '../context/chunkRing';
 import { documentContext, type WindowBudget } from '../context/documentContext';
 import { fitBudget } from '../context/fitBudget';
+import { type ContextSupply, extraContext } from '../context/repo/extraContext';
 import type { Generator } from '../generator';
 import type { GeneratePreset } from '../presets';
 import { buildPrompt } from '../prompt/buildPrompt';
 import type { FimTemplate } from '../prompt/fimTemplates';
 import type { SyntaxRefiner, SyntaxWindow } from '../syntax/syntaxRefiner';
 import { checkWindow } from '../syntax/syntaxWindow';
-import type { TextSource } from '../types';
+import type { ContextSettings, TextSource } from '../types';
 import { insertAt } from '../textOverlay';
 import { bodyLead } from './bodyLead';
 import { type GeneratePlan, planGeneration, type SelectionRange } from './plan';
@@ -26,9 +27,12 @@ export interface GenerateInputs {
   /** The inline pipeline's windows and its extra-context budget (`ghostline.context.*`). */
   budget: WindowBudget;
   extraContextChars: number;
+  context: ContextSettings;
   preset: GeneratePreset;
   /** Chunks of other files the user worked in (the inline pipeline's ring). */
   ring?: ChunkRing;
+  /** The inline pipeline's repository context. */
+  repo?: ContextSupply['repo'];
   syntax: SyntaxRefiner | null;
 }
 
@@ -72,16 +76,15 @@ export async function generateAt(inputs: GenerateInputs, req: GenerateRequest, n
   const plan = planGeneration(req.doc, req.selection);
   const { template, preset } = inputs;
   inputs.syntax?.prepare(req.languageId);
-  const fit = fitBudget(inputs.budget, template?.fileHeader ? inputs.extraContextChars : 0, inputs.contextTokens, preset.maxNewTokens, inputs.charsPerToken);
+  const fit = fitBudget(inputs.budget, inputs.extraContextChars, inputs.contextTokens, preset.maxNewTokens, inputs.charsPerToken, inputs.context.maxShare);
   const ctx = documentContext(req.doc, plan.insertAt, fit.budget);
   // The prompt is asked at the body's start when the plan knows where that is (bodyLead.ts); the rules and the
   // review see the lead as the result's first characters, inserted at the plan's point like the rest.
   const lead = bodyLead(req.doc, plan, req.indentUnit);
   const led = lead ? insertAt(req.doc, plan.insertAt, lead) : null;
   const promptCtx = led ? documentContext(led.doc, led.cursor, fit.budget) : ctx;
-  const extra =
-    fit.extraChars > 0 && inputs.ring ? inputs.ring.select(fit.extraChars, req.path, promptCtx.prefix.slice(-2000) + promptCtx.suffix.slice(0, 1000)) : [];
-  const built = buildPrompt(promptCtx, template, extra, req.path);
+  const extra = extraContext({ ring: inputs.ring, repo: inputs.repo }, fit.extraChars, req.path, promptCtx, (source) => inputs.context.sources[source]);
+  const built = buildPrompt(promptCtx, template, extra, req.path, { languageId: req.languageId });
   const options: Partial<DecodeOptions> = {
     ...preset,
     stop: [...preset.stop, ...(template?.stopTokens ?? [])],

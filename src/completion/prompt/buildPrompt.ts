@@ -48,27 +48,54 @@ export function promptHeadMoves(ctx: DocumentContext, next: DocumentContext, fim
   return fim && splitMiddle(next).prefix !== splitMiddle(ctx).prefix;
 }
 
+/** How a prompt names the project and the files its extra context comes from. */
+export interface PromptPlace {
+  /** VS Code language id of the current file (picks the comment style of families without file tokens). */
+  languageId?: string;
+  /** The workspace's name, for families with a repository token (Qwen2.5-Coder's `<|repo_name|>`). */
+  repoName?: string;
+}
+
 /**
  * Orders the prompt from stable to volatile so that a keystroke invalidates only the tail of the KV cache:
- *   [extra chunks][FIM prefix] lines above [FIM suffix] rest of line + lines below [FIM middle] lines since the
- *   anchor (splitMiddle) + line so far
+ *   [repo name][extra chunks][FIM prefix] lines above [FIM suffix] rest of line + lines below [FIM middle] lines
+ *   since the anchor (splitMiddle) + line so far
  * On a whitespace-only line the indentation stays in the middle (the engine's token healing re-tokenizes it
  * as the model saw indentation in training; sent empty, the model writes top-level code at column 0).
- * Extra chunks need the family's file separator
- * (`<file_sep>`, `<|file_sep|>`): without one they would read as part of the current file.
+ * Extra chunks go in the family's repository layout: a file separator (`<file_sep>`, `<|file_sep|>`) before each
+ * file and the current file last; families without one (DeepSeek-Coder, Code Llama, plain models) get them as
+ * comment lines at the head of the prefix (`// Path: a/b.ts` and the code commented out), so they cannot be read
+ * as part of the current file.
  */
-export function buildPrompt(ctx: DocumentContext, template: FimTemplate | null, extra: ExtraChunk[], path: string): BuiltPrompt {
+export function buildPrompt(ctx: DocumentContext, template: FimTemplate | null, extra: ExtraChunk[], path: string, place: PromptPlace = {}): BuiltPrompt {
+  const commented = !template?.fileHeader && extra.length > 0 ? commentedContext(extra, place.languageId) : '';
   if (!template) {
     // No FIM tokens: a plain left-to-right prompt (the suffix cannot be used).
-    return { prompt: [text(ctx.prefix + ctx.linePrefix)], middle: ctx.linePrefix };
+    return { prompt: [text(commented + ctx.prefix + ctx.linePrefix)], middle: ctx.linePrefix };
   }
   const { prefix, middle } = splitMiddle(ctx);
   const head: PromptPart[] = [];
   if (template.fileHeader && extra.length > 0) {
+    if (template.repoHeader && place.repoName) head.push(...template.repoHeader(place.repoName));
     for (const c of extra) head.push(...template.fileHeader(c.path), text(c.text + (c.text.endsWith('\n') ? '' : '\n')));
     head.push(...template.fileHeader(path));
   }
-  const prompt = [...head, ...template.fim(prefix, ctx.lineSuffix + ctx.suffix)];
+  const prompt = [...head, ...template.fim(commented + prefix, ctx.lineSuffix + ctx.suffix)];
   if (middle) prompt.push(text(middle));
   return { prompt, middle };
+}
+
+const HASH_COMMENT = new Set(['python', 'shellscript', 'ruby', 'perl', 'r', 'yaml', 'toml', 'dockerfile', 'makefile', 'powershell', 'elixir', 'julia', 'nim']);
+const DASH_COMMENT = new Set(['sql', 'lua', 'haskell', 'elm']);
+
+/** Extra context as line comments in the current file's language: `// Path: x.ts` and each code line commented. */
+export function commentedContext(extra: readonly ExtraChunk[], languageId = ''): string {
+  const mark = HASH_COMMENT.has(languageId) ? '#' : DASH_COMMENT.has(languageId) ? '--' : '//';
+  const out: string[] = [];
+  for (const c of extra) {
+    out.push(`${mark} Path: ${c.path}`);
+    for (const line of c.text.replace(/\n$/, '').split('\n')) out.push(line ? `${mark} ${line}` : mark);
+    out.push('');
+  }
+  return out.join('\n');
 }

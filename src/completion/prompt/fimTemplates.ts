@@ -13,6 +13,8 @@ export interface FimTemplate {
   fim(prefix: string, suffix: string): PromptPart[];
   /** Separator before each extra-context file ("<file_sep>path\n"), if the family has repo-level tokens. */
   fileHeader?: (path: string) => PromptPart[];
+  /** The repository's name before the files (Qwen2.5-Coder's `<|repo_name|>name\n`), if the family has one. */
+  repoHeader?: (name: string) => PromptPart[];
   /** Tokens that mean "the middle is complete" beyond EOS. */
   stopTokens: string[];
 }
@@ -29,6 +31,7 @@ export function pickFimTemplate(specials: Specials): FimTemplate | null {
       family: 'qwen2.5-coder',
       fim: (p, s) => [S('<|fim_prefix|>'), T(p), S('<|fim_suffix|>'), T(s), S('<|fim_middle|>')],
       fileHeader: has(specials, '<|file_sep|>') ? (path) => [S('<|file_sep|>'), T(`${path}\n`)] : undefined,
+      repoHeader: has(specials, '<|repo_name|>', '<|file_sep|>') ? (name) => [S('<|repo_name|>'), T(`${name}\n`)] : undefined,
       stopTokens: ['<|endoftext|>', '<|file_sep|>', '<|fim_pad|>', '<|im_end|>'],
     };
   }
@@ -60,7 +63,7 @@ export function pickFimTemplate(specials: Specials): FimTemplate | null {
 
 /** The special tokens each family's template is recognised by (for servers, whose tokens Ghostline cannot read). */
 const FAMILY_TOKENS: Record<string, string[]> = {
-  'qwen2.5-coder': ['<|fim_prefix|>', '<|fim_suffix|>', '<|fim_middle|>', '<|file_sep|>'],
+  'qwen2.5-coder': ['<|fim_prefix|>', '<|fim_suffix|>', '<|fim_middle|>', '<|file_sep|>', '<|repo_name|>'],
   starcoder: ['<fim_prefix>', '<fim_suffix>', '<fim_middle>', '<file_sep>'],
   'deepseek-coder': ['<｜fim▁begin｜>', '<｜fim▁hole｜>', '<｜fim▁end｜>'],
   codellama: ['<PRE>', '<SUF>', '<MID>'],

@@ -1,0 +1,85 @@
+import type { ExtraChunk } from '../../types';
+import { CONTEXT_SOURCES, type ContextSnippet, type ContextSource } from './snippet';
+
+/** How much each source's best snippet is worth against the others' when the budget is short. */
+const SOURCE_WEIGHT: Record<ContextSource, number> = { definitions: 1.0, imports: 0.9, similar: 0.6, ring: 0.4 };
+
+/** A snippet whose lines are this much in the prompt's own window already adds nothing. */
+const IN_WINDOW_SHARE = 0.8;
+
+/**
+ * One ranking and one budget over every source: duplicates (the same declaration from two sources, the same
+ * text twice) and code already in the window are dropped, the best snippets are kept while they fit
+ * `budgetChars`, and the kept ones are laid out by file, in the sources' fixed order (imports, ring,
+ * definitions, similar: most stable first) and by line within a file. So the context is byte-identical
+ * while the same snippets are chosen, and what changes with the cursor's symbols comes last.
+ */
+export function assembleContext(snippets: readonly ContextSnippet[], budgetChars: number, window: string): ExtraChunk[] {
+  if (budgetChars <= 0 || snippets.length === 0) return [];
+  // Lines the prompt holds already: the window's, then each kept snippet's (a similar window that repeats an
+  // imported declaration adds nothing).
+  const windowLines = new Set(
+    window
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l.length > 3),
+  );
+  const ranked = [...snippets].sort((a, b) => weight(b) - weight(a) || order(a) - order(b));
+  const keptNames = new Set<string>();
+  const keptTexts = new Set<string>();
+  const kept: ContextSnippet[] = [];
+  let used = 0;
+  for (const s of ranked) {
+    const text = s.text.trimEnd();
+    if (!text.trim() || keptTexts.has(text) || s.names?.some((n) => keptNames.has(`${s.path}#${n}`))) continue;
+    if (inWindow(text, windowLines)) continue;
+    // Each file's header costs a line: counted roughly as the path's length.
+    const cost = text.length + 1 + s.path.length;
+    if (used + cost > budgetChars) continue;
+    used += cost;
+    kept.push({ ...s, text });
+    keptTexts.add(text);
+    for (const n of s.names ?? []) keptNames.add(`${s.path}#${n}`);
+    for (const l of text.split('\n')) if (l.trim().length > 3) windowLines.add(l.trim());
+  }
+  return layout(kept);
+}
+
+function weight(s: ContextSnippet): number {
+  return SOURCE_WEIGHT[s.source] * s.score;
+}
+
+function order(s: ContextSnippet): number {
+  return CONTEXT_SOURCES.indexOf(s.source);
+}
+
+function inWindow(text: string, windowLines: Set<string>): boolean {
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length > 3);
+  if (lines.length === 0) return true;
+  let inside = 0;
+  for (const l of lines) if (windowLines.has(l)) inside++;
+  return inside / lines.length >= IN_WINDOW_SHARE;
+}
+
+/**
+ * One chunk per file (ring chunks stay apart: they are windows, not declarations). Files go by their most
+ * stable source, then by path (ring chunks by their age), snippets within a file by line: nothing here depends on
+ * the scores, so the same snippets always give the same bytes.
+ */
+function layout(kept: ContextSnippet[]): ExtraChunk[] {
+  const files = new Map<string, ContextSnippet[]>();
+  for (const s of kept) {
+    const key = s.source === 'ring' ? `ring\0${s.line}\0${s.path}` : `code\0${s.path}`;
+    files.set(key, [...(files.get(key) ?? []), s]);
+  }
+  const groups = [...files.values()].map((list) => ({ list: [...list].sort((a, b) => a.line - b.line), rank: Math.min(...list.map(order)) }));
+  groups.sort(
+    (a, b) =>
+      a.rank - b.rank ||
+      (a.list[0].source === 'ring' ? a.list[0].line - b.list[0].line : a.list[0].path < b.list[0].path ? -1 : a.list[0].path > b.list[0].path ? 1 : 0),
+  );
+  return groups.map(({ list }) => ({ path: list[0].path, text: list.map((s) => s.text).join('\n\n'), sources: [...new Set(list.map((s) => s.source))] }));
+}

@@ -1,0 +1,237 @@
+import type { Node } from '@vscode/tree-sitter-wasm';
+import type { SourceLanguage } from './sourceLanguage';
+
+/** A top-level declaration of a file, as the prompt shows it: its signature, docs and fields, a body only when short. */
+export interface Declaration {
+  name: string;
+  /** 0-based line of its first line (a doc comment or decorator included). */
+  line: number;
+  /** Last line of the declaration in its file. */
+  endLine: number;
+  text: string;
+}
+
+/** Bodies of at most this many lines are shown whole; longer ones are elided. */
+export const SHORT_BODY_LINES = 6;
+/** A class or type summary is cut after this many lines. */
+export const MAX_SUMMARY_LINES = 40;
+
+/** The top-level declarations of a parsed file by name (`default` for a default export), in file order. */
+export function declarationsOf(root: Node, lang: SourceLanguage): Map<string, Declaration> {
+  const out = new Map<string, Declaration>();
+  for (const c of root.namedChildren) {
+    if (!c) continue;
+    for (const d of lang === 'python' ? pythonDeclarations(c) : scriptDeclarations(c)) if (!out.has(d.name)) out.set(d.name, d);
+  }
+  return out;
+}
+
+/** The declaration whose span holds `line` (a definition a language server pointed at), top level or a class member. */
+export function declarationAt(root: Node, lang: SourceLanguage, line: number): Declaration | null {
+  for (const d of declarationsOf(root, lang).values()) if (d.line <= line && line <= d.endLine) return narrowToMember(root, lang, d, line);
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// TypeScript / JavaScript
+
+function scriptDeclarations(n: Node): Declaration[] {
+  let node = n;
+  let lead = leadingComment(n);
+  if (n.type === 'export_statement') {
+    const decl = n.childForFieldName('declaration');
+    if (decl) node = decl;
+    else {
+      // export default function/class Name ... / export default <expression>
+      const value = n.namedChildren.find((c) => c && c.type !== 'comment' && c.type !== 'export_clause' && c.type !== 'string');
+      if (!value || !n.text.startsWith('export default')) return [];
+      const named = declaredName(value);
+      const text = summarizeScript(value, lead, n);
+      const first = { name: 'default', line: lead?.startPosition.row ?? n.startPosition.row, endLine: n.endPosition.row, text };
+      return named ? [{ ...first, name: named }, first] : [first];
+    }
+  }
+  lead ??= leadingComment(node);
+  const line = lead?.startPosition.row ?? n.startPosition.row;
+  switch (node.type) {
+    case 'function_declaration':
+    case 'generator_function_declaration':
+    case 'function_signature':
+    case 'class_declaration':
+    case 'abstract_class_declaration':
+    case 'interface_declaration':
+    case 'type_alias_declaration':
+    case 'enum_declaration':
+    case 'module':
+    case 'internal_module': {
+      const name = declaredName(node);
+      return name ? [{ name, line, endLine: n.endPosition.row, text: summarizeScript(node, lead, n) }] : [];
+    }
+    case 'lexical_declaration':
+    case 'variable_declaration': {
+      const out: Declaration[] = [];
+      for (const d of node.namedChildren) {
+        if (d?.type !== 'variable_declarator') continue;
+        const nameNode = d.childForFieldName('name');
+        if (nameNode?.type !== 'identifier') continue;
+        out.push({ name: nameNode.text, line, endLine: n.endPosition.row, text: summarizeVariable(d, lead, n) });
+      }
+      return out;
+    }
+    default:
+      return [];
+  }
+}
+
+function declaredName(n: Node): string | null {
+  return n.childForFieldName('name')?.text ?? null;
+}
+
+/** A `/** ... *\/` or `//` comment that ends on the line right above `n`. */
+function leadingComment(n: Node): Node | null {
+  const prev = n.previousSibling;
+  if (prev?.type === 'comment' && prev.endPosition.row >= n.startPosition.row - 1) return prev;
+  return null;
+}
+
+function textFrom(lead: Node | null, body: string): string {
+  return lead ? `${lead.text}\n${body}` : body;
+}
+
+/** The text of `outer` (the node with `export`) up to where `inner`'s child `bodyField` starts. */
+function headOf(outer: Node, _inner: Node, body: Node | null): string {
+  if (!body) return outer.text;
+  return outer.text.slice(0, body.startIndex - outer.startIndex).trimEnd();
+}
+
+function summarizeScript(node: Node, lead: Node | null, outer: Node): string {
+  const body = node.childForFieldName('body');
+  const lines = outer.endPosition.row - outer.startPosition.row + 1;
+  if (!body || lines <= SHORT_BODY_LINES + 1) return textFrom(lead, capLines(outer.text));
+  if (node.type === 'class_declaration' || node.type === 'abstract_class_declaration') {
+    const members: string[] = [];
+    for (const m of body.namedChildren) {
+      if (!m || m.type === 'comment') continue;
+      if (/^(private|#)/.test(m.text) || m.childForFieldName('name')?.type === 'private_property_identifier') continue;
+      if (m.namedChildren.some((c) => c?.type === 'accessibility_modifier' && c.text === 'private')) continue;
+      const mBody = m.childForFieldName('body');
+      const short = m.endPosition.row - m.startPosition.row + 1 <= SHORT_BODY_LINES;
+      const doc = leadingComment(m);
+      const memberText = !mBody || short ? m.text : `${headOf(m, m, mBody)} { … }`;
+      const pad = ' '.repeat(m.startPosition.column);
+      members.push(doc ? `${pad}${doc.text}\n${pad}${memberText}` : pad + memberText);
+    }
+    return textFrom(lead, capLines(`${headOf(outer, node, body)} {\n${members.join('\n')}\n}`));
+  }
+  if (node.type === 'function_declaration' || node.type === 'generator_function_declaration') return textFrom(lead, `${headOf(outer, node, body)} { … }`);
+  // Interfaces, enums, type aliases, namespaces: their members are the declaration.
+  return textFrom(lead, capLines(outer.text));
+}
+
+function summarizeVariable(d: Node, lead: Node | null, outer: Node): string {
+  const lines = outer.endPosition.row - outer.startPosition.row + 1;
+  if (lines <= SHORT_BODY_LINES) return textFrom(lead, outer.text);
+  const value = d.childForFieldName('value');
+  const fnBody =
+    value && (value.type === 'arrow_function' || value.type === 'function_expression' || value.type === 'function') ? value.childForFieldName('body') : null;
+  if (fnBody) return textFrom(lead, `${outer.text.slice(0, fnBody.startIndex - outer.startIndex).trimEnd()} { … }`);
+  return textFrom(lead, capLines(outer.text, 12));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Python
+
+function pythonDeclarations(n: Node): Declaration[] {
+  let node = n;
+  if (n.type === 'decorated_definition') node = n.childForFieldName('definition') ?? n;
+  const line = n.startPosition.row;
+  if (node.type === 'function_definition' || node.type === 'class_definition') {
+    const name = declaredName(node);
+    return name ? [{ name, line, endLine: n.endPosition.row, text: summarizePython(node, n) }] : [];
+  }
+  if (n.type === 'expression_statement') {
+    const a = n.namedChildren[0];
+    if (a?.type !== 'assignment') return [];
+    const left = a.childForFieldName('left');
+    if (left?.type !== 'identifier') return [];
+    return [{ name: left.text, line, endLine: n.endPosition.row, text: capLines(n.text, 4) }];
+  }
+  return [];
+}
+
+function docstringOf(body: Node | null): Node | null {
+  const first = body?.namedChildren[0];
+  if (first?.type === 'expression_statement' && first.namedChildren[0]?.type === 'string') return first;
+  return null;
+}
+
+function summarizePython(node: Node, outer: Node): string {
+  const body = node.childForFieldName('body');
+  const lines = outer.endPosition.row - outer.startPosition.row + 1;
+  if (!body || lines <= SHORT_BODY_LINES + 1) return capLines(outer.text);
+  const head = outer.text.slice(0, body.startIndex - outer.startIndex).trimEnd();
+  const indent = ' '.repeat(body.startPosition.column);
+  const doc = docstringOf(body);
+  const parts = [head];
+  if (doc) parts.push(indent + doc.text);
+  if (node.type === 'function_definition') {
+    parts.push(`${indent}...`);
+    return parts.join('\n');
+  }
+  for (const m of body.namedChildren) {
+    if (!m || m === doc || m.id === doc?.id || m.type === 'comment') continue;
+    const def = m.type === 'decorated_definition' ? m.childForFieldName('definition') : m;
+    if (def?.type === 'function_definition') {
+      const name = declaredName(def) ?? '';
+      if (name.startsWith('_') && name !== '__init__' && name !== '__call__') continue;
+      const short = m.endPosition.row - m.startPosition.row + 1 <= SHORT_BODY_LINES + (name === '__init__' ? 6 : 0);
+      const fBody = def.childForFieldName('body');
+      const fDoc = docstringOf(fBody);
+      const memberIndent = ' '.repeat(fBody?.startPosition.column ?? body.startPosition.column + 4);
+      const text =
+        short || !fBody
+          ? m.text
+          : `${m.text.slice(0, fBody.startIndex - m.startIndex).trimEnd()}\n${fDoc ? `${memberIndent}${firstLine(fDoc.text)}\n` : ''}${memberIndent}...`;
+      parts.push(indent + text);
+    } else if (m.type === 'expression_statement' || def?.type === 'class_definition') {
+      parts.push(indent + capLines(m.text, 4));
+    }
+  }
+  return capLines(parts.join('\n'));
+}
+
+function firstLine(s: string): string {
+  const nl = s.indexOf('\n');
+  return nl < 0 ? s : `${s.slice(0, nl)} …"""`;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+/** A class member's declaration when `line` falls inside one (a language server pointed at a method). */
+function narrowToMember(root: Node, lang: SourceLanguage, d: Declaration, line: number): Declaration {
+  if (line === d.line) return d;
+  let node: Node | null = root.descendantForPosition({ row: line, column: 0 }, { row: line, column: 10_000 });
+  while (node?.parent && node.parent.type !== (lang === 'python' ? 'module' : 'program')) {
+    const t = node.type;
+    if (t === 'method_definition' || t === 'function_definition' || t === 'public_field_definition' || t === 'method_signature') {
+      const name = declaredName(node);
+      const owner = node.parent?.parent;
+      if (name && owner && owner.type !== 'module' && owner.type !== 'program') {
+        const head = owner.text.slice(0, (owner.childForFieldName('body')?.startIndex ?? owner.startIndex) - owner.startIndex).trimEnd();
+        const body = node.childForFieldName('body');
+        const short = node.endPosition.row - node.startPosition.row + 1 <= SHORT_BODY_LINES;
+        const member =
+          short || !body ? node.text : `${node.text.slice(0, body.startIndex - node.startIndex).trimEnd()}${lang === 'python' ? '\n        ...' : ' { … }'}`;
+        const text = lang === 'python' ? `${head}\n    ${member}` : `${head} {\n  ${member}\n}`;
+        return { name, line: node.startPosition.row, endLine: node.endPosition.row, text };
+      }
+    }
+    node = node.parent;
+  }
+  return d;
+}
+
+function capLines(text: string, max = MAX_SUMMARY_LINES): string {
+  const lines = text.split('\n');
+  return lines.length <= max ? text : `${lines.slice(0, max).join('\n')}\n…`;
+}

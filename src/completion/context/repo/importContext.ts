@@ -1,0 +1,151 @@
+import type { Declaration } from './declarationsOf';
+import type { ImportRef } from './importsOf';
+import type { ModuleIndex } from './moduleIndex';
+import { resolveImport, resolvePythonSubmodule } from './resolveImport';
+import type { ContextSnippet } from './snippet';
+import type { SourceLanguage } from './sourceLanguage';
+
+/** The file the cursor is in, as the providers see it. */
+export interface CursorFile {
+  /** Workspace-relative path with `/` separators. */
+  path: string;
+  text: string;
+  lang: SourceLanguage;
+  /** 0-based cursor line. */
+  line: number;
+}
+
+/** How far re-exports (`export * from`, `__init__.py`) are followed. */
+const MAX_HOPS = 4;
+/** Lines around the cursor whose names count as what the cursor needs. */
+const NEAR_LINES = 20;
+/** Declarations taken from one file's imports at most (a barrel importing hundreds of names). */
+const MAX_SNIPPETS = 64;
+
+interface Found {
+  path: string;
+  declaration: Declaration;
+}
+
+/**
+ * Repository context from the file's imports, without a language server: each imported name resolved to the
+ * workspace file that declares it (following re-exports, `index.ts` and `__init__.py`), and its declaration.
+ * Namespace and module imports (`import * as ns`, `import pkg.mod`) give the members the file uses (`ns.name`).
+ * Names used near the cursor score highest. Unresolvable imports (packages outside the workspace) give nothing.
+ */
+export async function importSnippets(file: CursorFile, index: ModuleIndex, signal?: AbortSignal): Promise<ContextSnippet[]> {
+  const summary = await index.summarize(file.text, file.lang);
+  if (!summary) return [];
+  const importLines = new Set(summary.imports.map((r) => r.line));
+  const lines = file.text.split('\n').map((l, i) => (importLines.has(i) ? '' : l));
+  const body = lines.join('\n');
+  const out: ContextSnippet[] = [];
+  const seen = new Set<string>();
+  const add = (found: Found | null, local: string, order: number) => {
+    if (!found || found.path === file.path) return;
+    const key = `${found.path}:${found.declaration.line}`;
+    if (seen.has(key) || out.length >= MAX_SNIPPETS) return;
+    seen.add(key);
+    const used = closeness(lines, local, file.line);
+    out.push({
+      source: 'imports',
+      path: found.path,
+      text: found.declaration.text,
+      line: found.declaration.line,
+      names: [found.declaration.name],
+      score: used - order * 1e-4,
+    });
+  };
+  let order = 0;
+  for (const ref of summary.imports) {
+    if (signal?.aborted) break;
+    const target = await resolveImport(index.files, file.path, ref, file.lang);
+    if (!target) continue;
+    for (const name of ref.names) {
+      if (name.imported === '*') {
+        for (const member of membersUsed(body, name.local)) add(await findDeclaration(index, target, member, 0, new Set()), `${name.local}.${member}`, order++);
+      } else add(await findDeclaration(index, target, name.imported, 0, new Set()), name.local, order++);
+    }
+    if (ref.star) {
+      const targetSummary = await index.summary(target);
+      for (const [name, declaration] of targetSummary?.declarations ?? []) if (usedIn(body, name)) add({ path: target, declaration }, name, order++);
+    }
+  }
+  return out;
+}
+
+/** Where `name` is declared, starting at module `path` and following what it imports or re-exports under that name. */
+export async function findDeclaration(index: ModuleIndex, path: string, name: string, hops: number, visited: Set<string>): Promise<Found | null> {
+  const key = `${path}#${name}`;
+  if (hops > MAX_HOPS || visited.has(key)) return null;
+  visited.add(key);
+  const summary = await index.summary(path);
+  if (!summary) return null;
+  const own = summary.declarations.get(name);
+  if (own) return { path, declaration: own };
+  for (const ref of summary.imports) {
+    const via = passesOn(ref, name, summary.lang);
+    if (via === null) continue;
+    const next = await resolveImport(index.files, path, ref, summary.lang);
+    if (!next) continue;
+    const found = await findDeclaration(index, next, via, hops + 1, visited);
+    if (found) return found;
+  }
+  // `from pkg import mod`: a submodule of the package is a module, shown by its declarations' summary.
+  if (summary.lang === 'python') {
+    const sub = await resolvePythonSubmodule(index.files, path, name);
+    const subSummary = sub ? await index.summary(sub) : null;
+    if (sub && subSummary) return { path: sub, declaration: moduleOverview(name, subSummary.declarations) };
+  }
+  return null;
+}
+
+/** The name under which `ref` passes `name` on from its module, or null. Python binds every import in the module's namespace. */
+function passesOn(ref: ImportRef, name: string, lang: SourceLanguage): string | null {
+  if (lang !== 'python' && !ref.reexport) {
+    // `import { x } from './a'; export { x }` is also a re-export; a plain import found here is the best lead there is.
+    const plain = ref.names.find((n) => n.local === name && n.imported !== '*');
+    return plain ? plain.imported : null;
+  }
+  const named = ref.names.find((n) => n.local === name && n.imported !== '*');
+  if (named) return named.imported;
+  return ref.star ? name : null;
+}
+
+const OVERVIEW_DECLARATIONS = 12;
+
+function moduleOverview(name: string, declarations: Map<string, Declaration>): Declaration {
+  // Each declaration's first line of code: its signature (past doc comments and decorators).
+  const firstLines = [...declarations.values()]
+    .slice(0, OVERVIEW_DECLARATIONS)
+    .map((d) => d.text.split('\n').find((l) => /^\s*[A-Za-z_$]/.test(l) && !/^\s*(\/\/|\*)/.test(l)) ?? '');
+  return { name, line: 0, endLine: 0, text: firstLines.join('\n') };
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * How close to the cursor `name` is used: 1 on the cursor line, falling with the distance in lines to 0.5 at
+ * NEAR_LINES; 0.3 when it is used only farther away, 0.1 when not used at all (imported, then unused).
+ */
+function closeness(lines: readonly string[], name: string, line: number): number {
+  const pattern = new RegExp(`(^|[^A-Za-z0-9_$])${escapeRegExp(name)}($|[^A-Za-z0-9_$])`);
+  for (let d = 0; d <= NEAR_LINES; d++) {
+    if ((line - d >= 0 && pattern.test(lines[line - d])) || (d > 0 && line + d < lines.length && pattern.test(lines[line + d])))
+      return 1 - (0.5 * d) / NEAR_LINES;
+  }
+  return lines.some((l) => pattern.test(l)) ? 0.3 : 0.1;
+}
+
+function usedIn(text: string, name: string): boolean {
+  return new RegExp(`(^|[^A-Za-z0-9_$])${escapeRegExp(name)}($|[^A-Za-z0-9_$])`).test(text);
+}
+
+/** The members accessed as `local.member` in `text`, in order of first use. */
+function membersUsed(text: string, local: string): string[] {
+  const out = new Set<string>();
+  for (const m of text.matchAll(new RegExp(`(?:^|[^A-Za-z0-9_$.])${escapeRegExp(local)}\\.([A-Za-z_$][A-Za-z0-9_$]*)`, 'g'))) out.add(m[1]);
+  return [...out];
+}

@@ -1,0 +1,55 @@
+import { type CursorFile, importSnippets } from './importContext';
+import type { ModuleIndex } from './moduleIndex';
+import { MAX_PARSED_CHARS } from './parseSource';
+import type { ContextProvider, GatherAt } from './repoContext';
+import { type Candidate, similarSnippets } from './similarSnippets';
+import { languageOfPath } from './sourceLanguage';
+
+/** The cursor's block: context keyed by it holds still while the user types within a few lines. */
+const BLOCK_LINES = 8;
+/** Lines above the block that make the similarity query. */
+const QUERY_LINES = 24;
+
+const IMPORT_LINE = /^\s*(import\b|from\s+\S+\s+import\b|export\s.*\bfrom\b|.*\brequire\s*\()/;
+
+function cursorFile(at: GatherAt): CursorFile | null {
+  const lang = languageOfPath(at.path);
+  if (!lang || at.length > MAX_PARSED_CHARS) return null;
+  return { path: at.path, text: at.text(), lang, line: at.line };
+}
+
+/** Declarations of what the file imports from the workspace (tree-sitter; no language server). */
+export function importsProvider(index: ModuleIndex): ContextProvider {
+  return {
+    source: 'imports',
+    key: (at) => {
+      if (!languageOfPath(at.path) || at.length > MAX_PARSED_CHARS) return 'none';
+      // The file's import lines, and the cursor's block (names near the cursor rank first).
+      const imports = at
+        .text()
+        .split('\n')
+        .filter((l) => IMPORT_LINE.test(l))
+        .join('\n');
+      return `${Math.floor(at.line / (BLOCK_LINES * 2))}\0${imports}`;
+    },
+    gather: async (at, signal) => {
+      const file = cursorFile(at);
+      return file ? importSnippets(file, index, signal) : [];
+    },
+  };
+}
+
+/** Windows of other files like the code above the cursor's block (Jaccard over identifiers). */
+export function similarProvider(candidates: (at: GatherAt, signal: AbortSignal) => Promise<Candidate[]>): ContextProvider {
+  const query = (at: GatherAt) => {
+    const block = Math.floor(at.line / BLOCK_LINES) * BLOCK_LINES;
+    const lines = at.length > MAX_PARSED_CHARS ? [] : at.text().split('\n');
+    const end = block > 0 ? block : at.line;
+    return lines.slice(Math.max(0, end - QUERY_LINES), end).join('\n');
+  };
+  return {
+    source: 'similar',
+    key: (at) => `${Math.floor(at.line / BLOCK_LINES)}\0${query(at).length}`,
+    gather: async (at, signal) => similarSnippets(query(at), await candidates(at, signal), at.path),
+  };
+}

@@ -1,0 +1,127 @@
+import { LRUCache } from 'lru-cache';
+import type { ContextSnippet, ContextSource } from './snippet';
+
+/** Where the cursor is, for a gather: cheap to build on every cursor move (the text is read only when needed). */
+export interface GatherAt {
+  path: string;
+  languageId: string;
+  /** Length of the document in characters (providers skip huge files without reading them). */
+  length: number;
+  text(): string;
+  line: number;
+}
+
+/** One source of repository context. Pure: it reads the workspace through what it was built with. */
+export interface ContextProvider {
+  readonly source: ContextSource;
+  /** Its result is reused while this is the same (what the snippets depend on: the line's block, the file's imports). */
+  key(at: GatherAt): string;
+  gather(at: GatherAt, signal: AbortSignal): Promise<ContextSnippet[]>;
+}
+
+export interface RepoContextOptions {
+  /** Whether a source is on (settings), asked at each gather and each read. */
+  enabled: (source: ContextSource) => boolean;
+  /** A gather that runs longer is aborted; the snippets it found by then are kept. Default 250 ms. */
+  deadlineMs?: number;
+  log?: (line: string) => void;
+  now?: () => number;
+}
+
+interface SourceState {
+  key: string;
+  snippets: ContextSnippet[];
+}
+
+/** Timings of the gathers (Show Stats, bench): milliseconds per gather, the latest 512. */
+export interface GatherStats {
+  gathers: number;
+  failures: number;
+  timeouts: number;
+  durationsMs: number[];
+}
+
+const DEFAULT_DEADLINE_MS = 250;
+
+/**
+ * Gathers repository context ahead of time and hands it to prompts without waiting. `refresh` is called on
+ * cursor moves, edits and editor switches; it starts each enabled provider whose key changed, with a deadline,
+ * and stores what it returns per file. `snippets` (called while building a prompt) only reads what is stored:
+ * a keystroke never waits on a provider, and a slow or failing provider costs nothing but its own snippets.
+ */
+export class RepoContext {
+  private readonly byPath = new LRUCache<string, Map<ContextSource, SourceState>>({ max: 64 });
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly loggedFailures = new Set<string>();
+  readonly stats: GatherStats = { gathers: 0, failures: 0, timeouts: 0, durationsMs: [] };
+
+  constructor(
+    private readonly providers: readonly ContextProvider[],
+    private readonly opts: RepoContextOptions,
+  ) {}
+
+  /** Starts the gathers this cursor position needs; the promise settles when they are done (tests, the CLI). */
+  refresh(at: GatherAt): Promise<void> {
+    const started: Promise<void>[] = [];
+    for (const p of this.providers) {
+      if (!this.opts.enabled(p.source)) continue;
+      let key: string;
+      try {
+        key = p.key(at);
+      } catch {
+        continue;
+      }
+      const runKey = `${at.path}\0${p.source}`;
+      const state = this.byPath.get(at.path)?.get(p.source);
+      if (state?.key === key) continue;
+      const inFlight = this.running.get(`${runKey}\0${key}`);
+      if (inFlight) {
+        started.push(inFlight);
+        continue;
+      }
+      const run = this.gather(p, at, key).finally(() => this.running.delete(`${runKey}\0${key}`));
+      this.running.set(`${runKey}\0${key}`, run);
+      started.push(run);
+    }
+    return Promise.all(started).then(() => undefined);
+  }
+
+  /** The snippets stored for a file from the enabled sources (never waits). */
+  snippets(path: string): ContextSnippet[] {
+    const states = this.byPath.get(path);
+    if (!states) return [];
+    const out: ContextSnippet[] = [];
+    for (const [source, s] of states) if (this.opts.enabled(source)) out.push(...s.snippets);
+    return out;
+  }
+
+  /** Forgets a file's snippets (closed, or the workspace changed under it). */
+  forget(path: string): void {
+    this.byPath.delete(path);
+  }
+
+  private async gather(p: ContextProvider, at: GatherAt, key: string): Promise<void> {
+    const now = this.opts.now ?? (() => performance.now());
+    const t0 = now();
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(), this.opts.deadlineMs ?? DEFAULT_DEADLINE_MS);
+    let snippets: ContextSnippet[] = [];
+    try {
+      snippets = await p.gather(at, ac.signal);
+      if (ac.signal.aborted) this.stats.timeouts++;
+    } catch (err) {
+      this.stats.failures++;
+      const msg = `context: ${p.source} failed for ${at.path}: ${err instanceof Error ? err.message : String(err)}`;
+      if (!this.loggedFailures.has(p.source)) this.opts.log?.(msg);
+      this.loggedFailures.add(p.source);
+    } finally {
+      clearTimeout(timer);
+    }
+    this.stats.gathers++;
+    this.stats.durationsMs.push(now() - t0);
+    if (this.stats.durationsMs.length > 512) this.stats.durationsMs.shift();
+    const states = this.byPath.get(at.path) ?? new Map<ContextSource, SourceState>();
+    states.set(p.source, { key, snippets });
+    this.byPath.set(at.path, states);
+  }
+}
