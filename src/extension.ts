@@ -63,6 +63,7 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
     registerCommands({ client: engine, config, status, stats, loader, router, log, context, enabled }),
     registerModelCommands(context, { log, modelInUse: (dir) => loader.info !== null && samePath(dir, loader.modelDir()) }),
     feedRing(loader.ring),
+    loader.repo,
     vscode.workspace.onDidChangeTextDocument((e) => {
       if (e.document === vscode.window.activeTextEditor?.document && e.contentChanges.length > 0) debounce.keystroke(performance.now());
     }),

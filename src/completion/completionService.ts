@@ -91,6 +91,11 @@ export class CompletionService {
     });
   }
 
+  /** The prompt format in use (the FIM family), or null for plain prompts. */
+  templateFamily(): string | null {
+    return this.template()?.family ?? null;
+  }
+
   /** The model's traits in use now (its calibration included) and the settings of the active document. */
   get traits(): ModelTraits {
     return this.model();

@@ -177,7 +177,7 @@ export class BackendRouter implements vscode.Disposable {
       inline,
       () => template,
       () => traits,
-      { config: this.d.config, syntax: this.d.loader.syntax, ring: this.d.loader.ring, calibrations: this.d.loader.calibrations },
+      { config: this.d.config, syntax: this.d.loader.syntax, ring: this.d.loader.ring, repo: this.d.loader.repo, calibrations: this.d.loader.calibrations },
       `${settings.backend} ${settings.url} ${settings.model}`,
     );
     // Only this connection's health speaks for the server: a request of a replaced connection fails when its

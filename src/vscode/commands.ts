@@ -13,6 +13,8 @@ import type { BackendRouter } from './backendRouter';
 import type { ModelLoader } from './modelLoader';
 import { type CalibrateArgs, calibrateWorkspace } from './calibrateCommand';
 import { setServerKey } from './serverKey';
+import { showPrompt } from './showPrompt';
+import type { GatherStats } from '../completion/context/repo/repoContext';
 import type { StatusBar } from './statusBar';
 
 export interface CommandDeps {
@@ -79,6 +81,17 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
     }),
     reg('ghostline.selectModel', () => selectModel(d)),
     reg('ghostline.showLog', () => d.log.show()),
+    reg('ghostline.showPrompt', () =>
+      showPrompt({
+        service: () => d.router.service(),
+        describe: (service) => ({
+          model: d.router.serverName(service) ?? d.loader.info?.name ?? 'no model',
+          format: service.templateFamily() ?? 'plain (no fill-in-the-middle)',
+        }),
+        repo: d.loader.repo,
+        notReadyReason: () => d.router.notReadyReason(),
+      }),
+    ),
     reg('ghostline.showStats', async () => {
       const info = d.loader.info;
       const worker = info ? await d.client.workerStats().catch(() => null) : null;
@@ -86,7 +99,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
       const memory = worker ? `, worker ${Math.round(worker.rssBytes / 1e6)} MB${huge}, ${worker.cachedTokens} tokens cached` : '';
       const moves = info?.canMoveCachedRuns ? `, cached runs moved ${info.moveCachedRunsOverMs < 0 ? 'never' : `over ${info.moveCachedRunsOverMs} ms`}` : '';
       const local = info ? `Model ${info.name} (${path.basename(info.onnxFile)}), ${info.threads} threads${moves}${memory}` : 'No local model loaded';
-      const head = d.stats.backend === 'local' ? local : `Backend ${d.stats.backend}; ${local}`;
+      const head = `${d.stats.backend === 'local' ? local : `Backend ${d.stats.backend}; ${local}`}; ${contextLine(d.loader.repo.stats())}`;
       d.log.info(`stats\n${head}\n${d.stats.summary()}`);
       void vscode.window.showInformationMessage(`Ghostline: ${head}. ${d.stats.summary().replace(/\n/g, '; ')}`);
       return d.stats.summary();
@@ -141,4 +154,12 @@ async function selectModel(d: CommandDeps): Promise<void> {
   }
   // A user choice goes to user settings; the configuration listener reloads the model.
   await vscode.workspace.getConfiguration('ghostline').update('modelPath', dir, vscode.ConfigurationTarget.Global);
+}
+
+/** Repository context gathering, for Show Stats: how many gathers ran (in the background) and how long they took. */
+function contextLine(g: GatherStats): string {
+  if (g.gathers === 0) return 'repository context: nothing gathered yet';
+  const sorted = [...g.durationsMs].sort((a, b) => a - b);
+  const at = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]);
+  return `repository context: ${g.gathers} gathers in the background, p50 ${at(0.5)} ms, p95 ${at(0.95)} ms, ${g.timeouts} past the deadline, ${g.failures} failed`;
 }

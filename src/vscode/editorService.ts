@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { CompletionService } from '../completion/completionService';
 import type { ChunkRing } from '../completion/context/chunkRing';
+import type { ContextSupply } from '../completion/context/repo/extraContext';
 import type { Generator } from '../completion/generator';
 import type { FimTemplate } from '../completion/prompt/fimTemplates';
 import type { SyntaxRefiner } from '../completion/syntax/syntaxRefiner';
@@ -15,6 +16,8 @@ export interface EditorServiceDeps {
   syntax: SyntaxRefiner;
   /** The extra context from other files the user has visited: one ring, so a reload or a switch keeps it. */
   ring: ChunkRing;
+  /** Repository context gathered ahead of time (one per window, shared like the ring). */
+  repo?: ContextSupply['repo'];
   /** Calibrations fitted on the user's own code ("Calibrate for This Workspace"), by model. */
   calibrations: CalibrationStore;
 }
@@ -41,6 +44,7 @@ export function editorService(
   };
   const service = new CompletionService(generator, template, () => deps.config.completion(vscode.window.activeTextEditor?.document), withOwn, deps.syntax, {
     ring: deps.ring,
+    repo: deps.repo,
   });
   modelKeys.set(service, modelKey);
   return service;

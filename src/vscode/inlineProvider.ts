@@ -62,6 +62,7 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
       languageId: document.languageId,
       path: vscode.workspace.asRelativePath(document.uri, false),
       explicit,
+      repoName: vscode.workspace.getWorkspaceFolder(document.uri)?.name,
     };
     const ac = new AbortController();
     const sub = token.onCancellationRequested(() => ac.abort());

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { CompletionService } from '../completion/completionService';
 import { ChunkRing } from '../completion/context/chunkRing';
+import { EditorRepoContext } from './editorRepoContext';
 import { modelTraits } from '../completion/modelTraits';
 import { SyntaxRefiner } from '../completion/syntax/syntaxRefiner';
 import { pickFimTemplate, type FimTemplate } from '../completion/prompt/fimTemplates';
@@ -29,6 +30,8 @@ export class ModelLoader {
   readonly ring = new ChunkRing();
   /** Calibrations fitted on the user's code, by model; shared with a server backend. */
   readonly calibrations: CalibrationStore;
+  /** Repository context (imports, definitions, similar code), gathered ahead of time; shared with a server backend. */
+  readonly repo: EditorRepoContext;
   private generation = 0;
   /**
    * False while a server is the backend: the local model is then only the fallback, and its loading
@@ -45,6 +48,7 @@ export class ModelLoader {
     storageDir: string,
   ) {
     this.calibrations = new CalibrationStore(path.join(storageDir, 'calibrations'));
+    this.repo = new EditorRepoContext(config, log);
   }
 
   /** The loaded model as the calibration store names it: its folder and the ONNX file in use. */
@@ -74,7 +78,7 @@ export class ModelLoader {
         this.client,
         () => this.template,
         () => traits,
-        { config: this.config, syntax: this.syntax, ring: this.ring, calibrations: this.calibrations },
+        { config: this.config, syntax: this.syntax, ring: this.ring, repo: this.repo, calibrations: this.calibrations },
         this.modelKey,
       );
       this.log.info(

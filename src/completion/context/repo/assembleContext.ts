@@ -81,5 +81,9 @@ function layout(kept: ContextSnippet[]): ExtraChunk[] {
       a.rank - b.rank ||
       (a.list[0].source === 'ring' ? a.list[0].line - b.list[0].line : a.list[0].path < b.list[0].path ? -1 : a.list[0].path > b.list[0].path ? 1 : 0),
   );
-  return groups.map(({ list }) => ({ path: list[0].path, text: list.map((s) => s.text).join('\n\n'), sources: [...new Set(list.map((s) => s.source))] }));
+  return groups.map(({ list }) => ({
+    path: list[0].path,
+    text: list.map((s) => s.text).join('\n\n'),
+    sources: CONTEXT_SOURCES.filter((source) => list.some((s) => s.source === source)),
+  }));
 }

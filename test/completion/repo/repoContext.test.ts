@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { type ContextProvider, type GatherAt, RepoContext } from '../../../src/completion/context/repo/repoContext';
+import type { ContextSnippet } from '../../../src/completion/context/repo/snippet';
+
+const at = (line: number, path = 'a.ts'): GatherAt => ({ path, languageId: 'typescript', length: 10, text: () => 'x', line });
+const snippet = (text: string): ContextSnippet => ({ source: 'similar', path: 'b.ts', line: 0, text, score: 1 });
+
+test('a prompt reads what was gathered without waiting; a slow provider is cut at its deadline and keeps what it had', async () => {
+  let release: () => void = () => {};
+  const slow: ContextProvider = {
+    source: 'similar',
+    key: (a) => String(a.line),
+    gather: (_a, signal) =>
+      new Promise((resolve) => {
+        release = () => resolve([snippet('late')]);
+        signal.addEventListener('abort', () => resolve([snippet('partial')]));
+      }),
+  };
+  const ctx = new RepoContext([slow], { enabled: () => true, deadlineMs: 30 });
+  const done = ctx.refresh(at(1));
+  assert.deepEqual(ctx.snippets('a.ts'), [], 'nothing yet, and no waiting');
+  await done;
+  assert.deepEqual(
+    ctx.snippets('a.ts').map((s) => s.text),
+    ['partial'],
+  );
+  assert.equal(ctx.stats.timeouts, 1);
+  release();
+});
+
+test('the same key gathers once; a provider that throws costs only its own snippets, logged once', async () => {
+  let calls = 0;
+  const counting: ContextProvider = {
+    source: 'imports',
+    key: () => 'same',
+    gather: async () => {
+      calls++;
+      return [{ ...snippet('decl'), source: 'imports' }];
+    },
+  };
+  const broken: ContextProvider = {
+    source: 'definitions',
+    key: (a) => String(a.line),
+    gather: async () => {
+      throw new Error('language server crashed');
+    },
+  };
+  const logs: string[] = [];
+  const ctx = new RepoContext([counting, broken], { enabled: () => true, log: (l) => logs.push(l) });
+  await ctx.refresh(at(1));
+  await ctx.refresh(at(2));
+  await ctx.refresh(at(3));
+  assert.equal(calls, 1);
+  assert.deepEqual(
+    ctx.snippets('a.ts').map((s) => s.text),
+    ['decl'],
+  );
+  assert.equal(ctx.stats.failures, 3, 'asked again at each new key');
+  assert.equal(logs.length, 1);
+  assert.match(logs[0], /definitions failed for a.ts: language server crashed/);
+});
+
+test('a source turned off in the settings is neither gathered nor read', async () => {
+  let on = true;
+  const p: ContextProvider = { source: 'similar', key: (a) => String(a.line), gather: async () => [snippet('s')] };
+  const ctx = new RepoContext([p], { enabled: () => on });
+  await ctx.refresh(at(1));
+  assert.equal(ctx.snippets('a.ts').length, 1);
+  on = false;
+  assert.equal(ctx.snippets('a.ts').length, 0);
+  await ctx.refresh(at(2));
+  assert.equal(ctx.stats.gathers, 1);
+});
