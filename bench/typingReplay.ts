@@ -10,6 +10,8 @@ import { defaultCompletionSettings } from '../src/completion/settings';
 import { EngineClient } from '../src/engine/host/client';
 import { type LengthTrace, TracingGenerator } from './replayTrace';
 import { percentile, round } from './stats';
+import { createRepoContext } from '../src/completion/context/repo/createRepoContext';
+import { WorkspaceFiles } from '../src/platform/workspaceFiles';
 import { workerCpuSeconds } from './workerCpu';
 
 /** The wait users feel: from a keystroke after which the typist pauses to the ghost text (or to nothing shown). */
@@ -67,6 +69,18 @@ export interface TypingReplayResult {
   median_prefill_fraction: number;
   median_prefill_tokens: number;
   median_prompt_tokens: number;
+  /** Tokens prefilled per model request, on average (the KV cache's reuse: a few per keystroke when it works). */
+  mean_prefill_tokens: number;
+  /** Repository context (opts.context): background gathers and their time; what the pipeline spends per answer. */
+  context: {
+    gathers?: number;
+    gather_p50_ms?: number;
+    gather_p95_ms?: number;
+    timeouts?: number;
+    failures?: number;
+    median_context_chars?: number;
+    host_ms_p50: number;
+  };
   event_loop_p99_lag_ms: number;
   host_rss_mb: number;
   worker_rss_mb: number;
@@ -100,6 +114,11 @@ export async function typingReplay(
     prefetch?: boolean;
     /** A real model's lengths per request (from an earlier run's `lengths`): each request writes exactly that many tokens. */
     lengths?: LengthTrace;
+    /**
+     * Repository context on: the workspace it is gathered from, and each replayed file's path in it. It is
+     * gathered after every keystroke in the background (as the editor's events do), never awaited by a request.
+     */
+    context?: { root: string; pathOf: (file: string) => string };
   },
 ): Promise<TypingReplayResult> {
   const client = new EngineClient({ workerPath });
@@ -116,6 +135,8 @@ export async function typingReplay(
   const generator = new TracingGenerator(client, opts.lengths ?? null);
   const workerPid = (await client.workerStats()).pid;
   const cpu0 = { host: process.cpuUsage(), worker: workerCpuSeconds(workerPid) };
+  const repo = opts.context ? createRepoContext({ files: new WorkspaceFiles(opts.context.root), enabled: (s) => s !== 'definitions' }).context : undefined;
+  const pathOf = (file: string) => opts.context?.pathOf(file) ?? file;
   const service = new CompletionService(
     generator,
     () => template,
@@ -123,7 +144,13 @@ export async function typingReplay(
     // As in the editor: the model's calibration (the gate) and tree-sitter behind the filters.
     () => traits,
     syntax,
+    { repo },
   );
+  const gathering: Promise<void>[] = [];
+  const gather = (file: string, text: string, line: number) => {
+    if (repo) gathering.push(repo.refresh({ path: pathOf(file), languageId: languageOf(file), length: text.length, text: () => text, line }));
+  };
+  const contextChars: number[] = [];
   const lag = monitorEventLoopDelay({ resolution: 1 });
   lag.enable();
   const outcomes: CompletionOutcome[] = [];
@@ -143,13 +170,17 @@ export async function typingReplay(
     }
     const before = lines.slice(0, start);
     const after = lines.slice(start + typedLines.length);
-    // Opening the file: Ghostline warms the cache at the cursor (as the extension does on load and focus).
+    // Opening the file: Ghostline gathers its context and warms the cache at the cursor (as the extension does on
+    // load and focus).
     generator.key = `${file}#open`;
+    const opened = [...before, ...after].join('\n');
+    gather(file, opened, before.length);
+    await Promise.all(gathering);
     await service.complete({
-      doc: textSource([...before, ...after].join('\n')),
+      doc: textSource(opened),
       cursor: { line: before.length, character: 0 },
       languageId: languageOf(file),
-      path: file,
+      path: pathOf(file),
       explicit: false,
     });
     const pending: Promise<void>[] = [];
@@ -158,6 +189,8 @@ export async function typingReplay(
       const line = typedLines[li];
       for (let c = 1; c <= line.length; c++) {
         const docLines = [...before, ...typedLines.slice(0, li), line.slice(0, c), ...after];
+        // The editor's events gather after the keystroke, in the background: the request below does not wait.
+        gather(file, docLines.join('\n'), before.length + li);
         current?.abort();
         const ac = new AbortController();
         current = ac;
@@ -170,13 +203,14 @@ export async function typingReplay(
               doc: textSource(docLines.join('\n')),
               cursor: { line: before.length + li, character: c },
               languageId: languageOf(file),
-              path: file,
+              path: pathOf(file),
               explicit: false,
             },
             ac.signal,
           )
           .then((o) => {
             outcomes.push(o);
+            if (o.source === 'model' && o.stats && repo) contextChars.push(contextCharsOf(service, pathOf(file), docLines, before.length + li, c));
             return o;
           });
         // People pause at the end of a line and now and then after a word: there the typist waits for the
@@ -214,6 +248,7 @@ export async function typingReplay(
     await Promise.all(pending);
   }
   await service.idle();
+  await Promise.all(gathering);
   lag.disable();
   const worker = await client.workerStats();
   const hostCpu = process.cpuUsage(cpu0.host);
@@ -280,10 +315,47 @@ export async function typingReplay(
       model.map((o) => o.stats!.promptTokens),
       50,
     ),
+    mean_prefill_tokens: round(model.reduce((n, o) => n + o.stats!.prefillTokens, 0) / Math.max(1, model.length), 1),
     event_loop_p99_lag_ms: round(lag.percentile(99) / 1e6),
     host_rss_mb: Math.round(process.memoryUsage().rss / 1e6),
     worker_rss_mb: Math.round(worker.rssBytes / 1e6),
+    context: repo
+      ? {
+          gathers: repo.stats.gathers,
+          gather_p50_ms: round(percentile(repo.stats.durationsMs, 50)),
+          gather_p95_ms: round(percentile(repo.stats.durationsMs, 95)),
+          timeouts: repo.stats.timeouts,
+          failures: repo.stats.failures,
+          median_context_chars: percentile(contextChars, 50),
+          // The pipeline's own time per answer (its latency less the engine's): what reading the gathered context adds.
+          host_ms_p50: round(
+            percentile(
+              model.map((o) => o.latencyMs - (o.stats?.totalMs ?? 0)),
+              50,
+            ),
+          ),
+        }
+      : {
+          host_ms_p50: round(
+            percentile(
+              model.map((o) => o.latencyMs - (o.stats?.totalMs ?? 0)),
+              50,
+            ),
+          ),
+        },
   };
+}
+
+/** Characters of extra context in the prompt the service builds for this keystroke now. */
+function contextCharsOf(service: CompletionService, path: string, docLines: string[], line: number, character: number): number {
+  const { extra } = service.promptFor({
+    doc: textSource(docLines.join('\n')),
+    cursor: { line, character },
+    languageId: languageOf(path),
+    path,
+    explicit: false,
+  });
+  return extra.reduce((n, c) => n + c.text.length, 0);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

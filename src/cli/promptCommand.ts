@@ -92,7 +92,7 @@ async function run(args: ParsedArgs): Promise<number> {
     sources = { imports: picked.includes('imports'), similar: picked.includes('similar'), ring: picked.includes('recent') };
   }
   const model = promptModel(one(args, 'model') ?? defaultModelDir());
-  const prompts = new WorkspacePrompts(new WorkspaceFiles(workspace), model, sources, undefined, path.basename(workspace));
+  const prompts = new WorkspacePrompts(new WorkspaceFiles(workspace), model, { sources, repoName: path.basename(workspace) });
   const rel2 = rel.split(path.sep).join('/');
   const result = await prompts.at(rel2, text, line, character, languageIdOf(rel2));
   if (args.flags.has('json')) process.stdout.write(`${JSON.stringify({ prompt: result.text, context: result.context })}\n`);

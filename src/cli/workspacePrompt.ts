@@ -1,4 +1,6 @@
 import { CompletionService } from '../completion/completionService';
+import { ChunkRing } from '../completion/context/chunkRing';
+import type { SyntaxRefiner } from '../completion/syntax/syntaxRefiner';
 import { positionAt, textSource } from '../completion/context/documentContext';
 import { createRepoContext } from '../completion/context/repo/createRepoContext';
 import type { ContextSource } from '../completion/context/repo/snippet';
@@ -43,34 +45,55 @@ export interface PromptAt {
  * The prompt Ghostline sends for a position of a workspace file, with the repository context that the
  * editor-free sources find (imports, similar code): `ghostline prompt`, the context evaluation and its tests.
  */
+export interface WorkspacePromptOptions {
+  /** Sources on or off (default: the settings' defaults; `definitions` needs an editor and is off). */
+  sources?: Partial<Record<ContextSource, boolean>>;
+  settings?: CompletionSettings;
+  repoName?: string;
+  /** A generator to complete with (the context evaluation); without one, prompts are only built. */
+  generator?: Generator;
+  syntax?: SyntaxRefiner | null;
+}
+
 export class WorkspacePrompts {
   private readonly repo;
-  private readonly service: CompletionService;
+  readonly service: CompletionService;
+  /** The ring of recently used files (empty unless a caller simulates a history). */
+  readonly ring = new ChunkRing();
+  private readonly repoName?: string;
 
   constructor(
     files: SourceFiles,
     readonly model: PromptModel,
-    sources: Partial<Record<ContextSource, boolean>> = {},
-    settings: CompletionSettings = defaultCompletionSettings(),
-    private readonly repoName?: string,
+    opts: WorkspacePromptOptions = {},
   ) {
-    const on = { ...settings.context.sources, definitions: false, ...sources };
+    const settings = opts.settings ?? defaultCompletionSettings();
+    const on = { ...settings.context.sources, definitions: false, ...opts.sources };
     const withSources = { ...settings, context: { ...settings.context, sources: on } };
+    this.repoName = opts.repoName;
     this.repo = createRepoContext({ files, enabled: (s) => on[s], deadlineMs: 5_000 }).context;
     this.service = new CompletionService(
-      NO_GENERATION,
+      opts.generator ?? NO_GENERATION,
       () => model.template,
       () => withSources,
       () => model.traits,
-      null,
-      { repo: this.repo },
+      opts.syntax ?? null,
+      {
+        repo: this.repo,
+        ring: this.ring,
+      },
     );
+  }
+
+  /** Gathers the context for a cursor line of `text` (the file at `path`), as the editor does ahead of a keystroke. */
+  gather(path: string, text: string, line: number, languageId: string): Promise<void> {
+    return this.repo.refresh({ path, languageId, length: text.length, text: () => text, line });
   }
 
   /** The prompt at `line`/`character` (0-based) of `text`, the file at `path`. */
   async at(path: string, text: string, line: number, character: number, languageId: string): Promise<PromptAt> {
     const doc = textSource(text);
-    await this.repo.refresh({ path, languageId, length: text.length, text: () => text, line });
+    await this.gather(path, text, line, languageId);
     const { prompt, extra } = this.service.promptFor({ doc, cursor: { line, character }, languageId, path, explicit: false, repoName: this.repoName });
     return { prompt, text: promptText(prompt), context: extra.map(describe) };
   }

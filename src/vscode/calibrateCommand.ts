@@ -122,12 +122,13 @@ export async function calibrateWorkspace(d: CalibrateDeps, args: CalibrateArgs =
     calibration: before.calibration,
     source: before.calibrationSource ?? 'none',
   });
-  const dir = d.calibrations.save(key, calibration, report);
+  // The fit is saved only when it is not worse than what the model had (keepBetterFit); the report is written either way.
+  const dir = report.inUse === 'own' ? d.calibrations.save(key, calibration, report) : d.calibrations.reportFolder(key);
   fs.writeFileSync(path.join(dir, 'curve.svg'), curveSvg(report.curve, report.threshold));
   const md = path.join(dir, 'ghostline-calibration-report.md');
   fs.writeFileSync(md, reportMarkdown(report, 'curve.svg'));
   d.log.info(
-    `calibrated ${active.name}: ${report.suggested} suggestions on ${report.positions} positions; at ${threshold}: shown ${report.own.shown.toFixed(3)}, ` +
+    `calibrated ${active.name} (in use: ${report.inUse === 'own' ? "this workspace's fit" : report.before.source}; ${report.why}): ${report.suggested} suggestions on ${report.positions} positions; at ${threshold}: shown ${report.own.shown.toFixed(3)}, ` +
       `precision ${report.own.precision.toFixed(3)} (before: ${report.before.shown.toFixed(3)} / ${report.before.precision.toFixed(3)}); report ${md}`,
   );
   if (args.report !== false) await vscode.commands.executeCommand('markdown.showPreview', vscode.Uri.file(md));

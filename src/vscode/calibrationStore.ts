@@ -41,7 +41,12 @@ export class CalibrationStore {
     fs.writeFileSync(tmp, `${JSON.stringify({ key, calibration, report }, null, 2)}\n`);
     fs.renameSync(tmp, file);
     this.loaded.set(key, calibration);
-    const reports = path.join(this.dir, 'reports', path.basename(file, '.json'));
+    return this.reportFolder(key);
+  }
+
+  /** The folder of a model's calibration reports (created), also for a fit that was not kept. */
+  reportFolder(key: string): string {
+    const reports = path.join(this.dir, 'reports', path.basename(this.file(key), '.json'));
     fs.mkdirSync(reports, { recursive: true });
     return reports;
   }

@@ -5,6 +5,8 @@ import { promptText } from '../engine/shared/prompt';
 import { documentSource } from './documentSource';
 import type { EditorRepoContext } from './editorRepoContext';
 
+const SHOW_PROMPT_DEADLINE_MS = 3000;
+
 export interface ShowPromptDeps {
   service: () => CompletionService | null;
   /** The model or server in use and its prompt format, for the report's first line. */
@@ -29,7 +31,8 @@ export async function showPrompt(d: ShowPromptDeps): Promise<string | undefined>
     void vscode.window.showWarningMessage(`Ghostline: no prompt to show yet: ${d.notReadyReason()}`);
     return undefined;
   }
-  await d.repo.refresh(editor);
+  // The user waits for this one: the language servers get longer than a keystroke's background gather.
+  await d.repo.refresh(editor, SHOW_PROMPT_DEADLINE_MS);
   const doc = editor.document;
   const pos = editor.selection.active;
   const path = vscode.workspace.asRelativePath(doc.uri, false);

@@ -119,3 +119,15 @@ test("the generic calibration holds back only below its bound; a model's own use
   assert.equal(gateThreshold({ ...GENERIC_CALIBRATION, model: 'ghostline-code-small' }, 0.1), 0.1);
   assert.equal(gateThreshold(undefined, 0.3), 0.3);
 });
+
+test('Calibrate for This Workspace keeps the better fit at the threshold in use, and says which and why', async () => {
+  const { keepBetterFit } = await import('../../src/completion/calibrate/fitWorkspace');
+  // The case a user met: the workspace fit showed more at a lower precision, and was adopted.
+  const worse = keepBetterFit({ shown: 0.325, precision: 0.292 }, { shown: 0.27, precision: 0.333, source: 'the bundled calibration' });
+  assert.equal(worse.inUse, 'before');
+  assert.match(worse.why, /less precise.*29\.2% against 33\.3%.*keeps the bundled calibration/);
+  const better = keepBetterFit({ shown: 0.2, precision: 0.4 }, { shown: 0.27, precision: 0.333, source: 'generic' });
+  assert.equal(better.inUse, 'own');
+  assert.equal(keepBetterFit({ shown: 0.3, precision: 0.331 }, { shown: 0.27, precision: 0.333, source: 'generic' }).inUse, 'own', 'within the tolerance');
+  assert.equal(keepBetterFit({ shown: 0, precision: 0 }, { shown: 0, precision: 0, source: 'generic' }).inUse, 'before', 'a fit that shows nothing');
+});

@@ -63,7 +63,9 @@ export function reportMarkdown(r: WorkspaceCalibrationReport, plotFile: string):
     `| before (${r.before.source}) | ${pct(r.before.shown)} | ${pct(r.before.precision)} |`,
     '',
     'Shown: suggestions the gate lets through, over all positions. Precision: of those, the ones that were exactly what was written.',
-    "The model now uses this calibration (saved in Ghostline's global storage); run the command again after changing models.",
+    r.inUse === 'own'
+      ? `**In use: this workspace's calibration** (saved in Ghostline's global storage), because ${r.why}. Run the command again after changing models.`
+      : `**In use: the calibration from before (${r.before.source})**, because ${r.why}. This workspace's fit was not saved.`,
     '',
     `![precision and shown against the threshold](${plotFile})`,
     '',

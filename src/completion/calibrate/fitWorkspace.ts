@@ -26,6 +26,33 @@ export interface WorkspaceCalibrationReport {
   /** The calibration the model had before (generic or its folder's), on the same positions. */
   before: { source: string; shown: number; precision: number };
   curve: { own: CurvePoint[]; before: CurvePoint[] };
+  /** Which calibration the model uses after the command, and why (keepBetterFit). */
+  inUse: 'own' | 'before';
+  why: string;
+}
+
+/** Precision within this of the one before counts as equal (a few positions either way on a workspace's sample). */
+export const PRECISION_TOLERANCE = 0.005;
+
+/**
+ * The workspace's fit is adopted only when it is not worse at the threshold in use: its (cross-fitted) precision
+ * is at least the calibration's before, which is what the gate is for (suggestions worth Tab). Showing more at
+ * a lower precision is the threshold's trade-off to make, not the fit's.
+ */
+export function keepBetterFit(
+  own: { shown: number; precision: number },
+  before: { shown: number; precision: number; source: string },
+): Pick<WorkspaceCalibrationReport, 'inUse' | 'why'> {
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  if (own.shown > 0 && own.precision >= before.precision - PRECISION_TOLERANCE)
+    return {
+      inUse: 'own',
+      why: `this workspace's fit is at least as precise at the threshold in use (${pct(own.precision)} against ${pct(before.precision)}, showing ${pct(own.shown)} against ${pct(before.shown)})`,
+    };
+  return {
+    inUse: 'before',
+    why: `this workspace's fit is less precise at the threshold in use (${pct(own.precision)} against ${pct(before.precision)} for ${before.source}), so the model keeps ${before.source}`,
+  };
 }
 
 /** Fewer than this many suggestions, or right or wrong ones, fit nothing worth trusting. */
@@ -87,6 +114,8 @@ export function fitWorkspace(
   });
   const beforePoints = samples.map((s) => ({ confidence: before.calibration ? score(before.calibration, s) : s.features ? 1 : null, exact: s.exact }));
   const suggested = samples.filter((s) => s.features).length;
+  const own = at(crossPoints, threshold);
+  const beforeAt = { source: before.source, ...at(beforePoints, gateThreshold(before.calibration, threshold)) };
   const calibration = fitCalibration(samples, model, { by: 'Ghostline: Calibrate for This Workspace', date, positions: samples.length, suggested });
   return {
     calibration,
@@ -98,9 +127,10 @@ export function fitWorkspace(
       suggested,
       right: samples.filter((s) => s.features && s.exact).length,
       threshold,
-      own: at(crossPoints, threshold),
-      before: { source: before.source, ...at(beforePoints, gateThreshold(before.calibration, threshold)) },
+      own,
+      before: beforeAt,
       curve: { own: gateCurve(crossPoints, crossPoints.length, THRESHOLDS), before: gateCurve(beforePoints, beforePoints.length, THRESHOLDS) },
+      ...keepBetterFit(own, beforeAt),
     },
   };
 }

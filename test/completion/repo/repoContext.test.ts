@@ -72,3 +72,31 @@ test('a source turned off in the settings is neither gathered nor read', async (
   await ctx.refresh(at(2));
   assert.equal(ctx.stats.gathers, 1);
 });
+
+test('a gather cut at its deadline is asked again for the same key (a language server still starting answers later)', async () => {
+  let clock = 0;
+  let answers = false;
+  const p: ContextProvider = {
+    source: 'definitions',
+    key: () => 'same line',
+    gather: (_a, signal) =>
+      answers
+        ? Promise.resolve([{ ...snippet('found'), source: 'definitions' }])
+        : new Promise((resolve) => signal.addEventListener('abort', () => resolve([]))),
+  };
+  const ctx = new RepoContext([p], { enabled: () => true, deadlineMs: 10, now: () => clock });
+  await ctx.refresh(at(1));
+  assert.deepEqual(ctx.snippets('a.ts'), []);
+  answers = true;
+  await ctx.refresh(at(1));
+  assert.deepEqual(ctx.snippets('a.ts'), [], 'not again at once');
+  clock += 1500;
+  await ctx.refresh(at(1));
+  assert.deepEqual(
+    ctx.snippets('a.ts').map((s) => s.text),
+    ['found'],
+  );
+  clock += 1500;
+  await ctx.refresh(at(1));
+  assert.equal(ctx.stats.gathers, 2, 'a settled key is not asked again');
+});

@@ -31,7 +31,16 @@ export interface RepoContextOptions {
 interface SourceState {
   key: string;
   snippets: ContextSnippet[];
+  /**
+   * False when the gather was cut at its deadline or failed: the same key is asked again (a language server
+   * still starting answers later), at most once per RETRY_MS, and keeps its snippets meanwhile.
+   */
+  settled: boolean;
+  at: number;
 }
+
+/** How soon a gather that timed out or failed is tried again for the same key. */
+const RETRY_MS = 1000;
 
 /** Timings of the gathers (Show Stats, bench): milliseconds per gather, the latest 512. */
 export interface GatherStats {
@@ -60,8 +69,12 @@ export class RepoContext {
     private readonly opts: RepoContextOptions,
   ) {}
 
-  /** Starts the gathers this cursor position needs; the promise settles when they are done (tests, the CLI). */
-  refresh(at: GatherAt): Promise<void> {
+  /**
+   * Starts the gathers this cursor position needs; the promise settles when they are done (tests, the CLI).
+   * `deadlineMs` overrides the default deadline (Show Prompt, which the user waits for, gives more).
+   */
+  refresh(at: GatherAt, deadlineMs = this.opts.deadlineMs ?? DEFAULT_DEADLINE_MS): Promise<void> {
+    const now = this.opts.now ?? (() => performance.now());
     const started: Promise<void>[] = [];
     for (const p of this.providers) {
       if (!this.opts.enabled(p.source)) continue;
@@ -73,13 +86,13 @@ export class RepoContext {
       }
       const runKey = `${at.path}\0${p.source}`;
       const state = this.byPath.get(at.path)?.get(p.source);
-      if (state?.key === key) continue;
+      if (state?.key === key && (state.settled || now() - state.at < RETRY_MS)) continue;
       const inFlight = this.running.get(`${runKey}\0${key}`);
       if (inFlight) {
         started.push(inFlight);
         continue;
       }
-      const run = this.gather(p, at, key).finally(() => this.running.delete(`${runKey}\0${key}`));
+      const run = this.gather(p, at, key, deadlineMs).finally(() => this.running.delete(`${runKey}\0${key}`));
       this.running.set(`${runKey}\0${key}`, run);
       started.push(run);
     }
@@ -100,14 +113,16 @@ export class RepoContext {
     this.byPath.delete(path);
   }
 
-  private async gather(p: ContextProvider, at: GatherAt, key: string): Promise<void> {
+  private async gather(p: ContextProvider, at: GatherAt, key: string, deadlineMs: number): Promise<void> {
     const now = this.opts.now ?? (() => performance.now());
     const t0 = now();
     const ac = new AbortController();
-    const timer = setTimeout(() => ac.abort(), this.opts.deadlineMs ?? DEFAULT_DEADLINE_MS);
+    const timer = setTimeout(() => ac.abort(), deadlineMs);
     let snippets: ContextSnippet[] = [];
+    let settled = false;
     try {
       snippets = await p.gather(at, ac.signal);
+      settled = !ac.signal.aborted;
       if (ac.signal.aborted) this.stats.timeouts++;
     } catch (err) {
       this.stats.failures++;
@@ -121,7 +136,10 @@ export class RepoContext {
     this.stats.durationsMs.push(now() - t0);
     if (this.stats.durationsMs.length > 512) this.stats.durationsMs.shift();
     const states = this.byPath.get(at.path) ?? new Map<ContextSource, SourceState>();
-    states.set(p.source, { key, snippets });
+    const previous = states.get(p.source);
+    // A cut or failed gather that found nothing keeps what the last one for this key found.
+    const kept = !settled && snippets.length === 0 && previous?.key === key ? previous.snippets : snippets;
+    states.set(p.source, { key, snippets: kept, settled, at: now() });
     this.byPath.set(at.path, states);
   }
 }
