@@ -46,6 +46,11 @@ async function main() {
     context: r.context,
   });
   const runs: Record<string, Record<string, ReturnType<typeof summary>[]>> = {};
+  const record = (model: string, mode: string, r: ReturnType<typeof summary>) => {
+    runs[model] ??= {};
+    runs[model][mode] ??= [];
+    runs[model][mode].push(r);
+  };
   const loadavg = os.loadavg();
   for (let round = 0; round < rounds; round++) {
     // Off then on in even rounds, on then off in odd ones: a machine that warms up or slows down favours neither.
@@ -56,12 +61,12 @@ async function main() {
         ...replayOpts,
         context: mode === 'on' ? context : undefined,
       });
-      ((runs.default ??= {})[mode] ??= []).push(summary(base));
+      record('default', mode, summary(base));
       for (const shape of shapes) {
         const { converted } = ensureConvertedShape(root, log, shape);
         log(`round ${round + 1}: ${shape} shape, context ${mode}`);
         const r = await typingReplay(workerPath, converted, files, { ...replayOpts, lengths: base.lengths, context: mode === 'on' ? context : undefined });
-        ((runs[shape] ??= {})[mode] ??= []).push(summary(r));
+        record(shape, mode, summary(r));
       }
     }
   }

@@ -22,7 +22,7 @@ test('binary files, files over the size limit, paths out of the workspace and li
   assert.equal(await files.read('ok.ts'), 'export const a = 1;\n');
   assert.equal(await files.read('bin.ts'), undefined);
   assert.equal(await files.read('huge.ts'), undefined);
-  assert.equal(await files.read('../' + path.basename(outside) + '/secret.ts'), undefined);
+  assert.equal(await files.read(`../${path.basename(outside)}/secret.ts`), undefined);
   assert.equal(await files.read(path.join(outside, 'secret.ts')), undefined, 'an absolute path');
   assert.equal(await files.read('link.ts'), undefined, 'a symlink out of the workspace');
   assert.equal(await files.isFile('link.ts'), false);
