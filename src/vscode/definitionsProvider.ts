@@ -22,6 +22,7 @@ const FALLBACK_LINES = 10;
 export function definitionsProvider(folder: vscode.WorkspaceFolder, files: SourceFiles, parser: SourceParser): ContextProvider {
   return {
     source: 'definitions',
+    retryWhenEmpty: true,
     key: (at) => `${at.line}\0${[...symbolsNear(at)].map((s) => s.name).join(',')}`,
     gather: (at, signal) => gather(folder, files, parser, at, signal),
   };

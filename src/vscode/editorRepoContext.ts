@@ -54,7 +54,7 @@ export class EditorRepoContext implements vscode.Disposable {
   }
 
   /** Gathers for the editor's cursor now; resolves when every source has answered or hit its deadline (Show Prompt). */
-  refresh(editor: vscode.TextEditor, deadlineMs?: number): Promise<void> {
+  refresh(editor: vscode.TextEditor, deadlineMs?: number, force = false): Promise<void> {
     const doc = editor.document;
     const folder = vscode.workspace.getWorkspaceFolder(doc.uri);
     if (!folder) return Promise.resolve();
@@ -70,7 +70,7 @@ export class EditorRepoContext implements vscode.Disposable {
       },
       line: editor.selection.active.line,
     };
-    return this.contextOf(folder).refresh(at, deadlineMs);
+    return this.contextOf(folder).refresh(at, deadlineMs, force);
   }
 
   /** Gather timings across folders (Show Stats). */

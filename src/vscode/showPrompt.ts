@@ -32,7 +32,7 @@ export async function showPrompt(d: ShowPromptDeps): Promise<string | undefined>
     return undefined;
   }
   // The user waits for this one: the language servers get longer than a keystroke's background gather.
-  await d.repo.refresh(editor, SHOW_PROMPT_DEADLINE_MS);
+  await d.repo.refresh(editor, SHOW_PROMPT_DEADLINE_MS, true);
   const doc = editor.document;
   const pos = editor.selection.active;
   const path = vscode.workspace.asRelativePath(doc.uri, false);

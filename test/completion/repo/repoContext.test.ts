@@ -100,3 +100,31 @@ test('a gather cut at its deadline is asked again for the same key (a language s
   await ctx.refresh(at(1));
   assert.equal(ctx.stats.gathers, 2, 'a settled key is not asked again');
 });
+
+test('a provider whose empty answer is not final (a language server loading its project) is asked again; force asks at once', async () => {
+  let clock = 0;
+  let found: ContextSnippet[] = [];
+  let calls = 0;
+  const p: ContextProvider = {
+    source: 'definitions',
+    retryWhenEmpty: true,
+    key: () => 'k',
+    gather: async () => {
+      calls++;
+      return found;
+    },
+  };
+  const ctx = new RepoContext([p], { enabled: () => true, now: () => clock });
+  await ctx.refresh(at(1));
+  found = [{ ...snippet('def'), source: 'definitions' }];
+  await ctx.refresh(at(1));
+  assert.equal(calls, 1, 'not sooner than a second later');
+  clock += 1001;
+  await ctx.refresh(at(1));
+  assert.equal(calls, 2);
+  assert.equal(ctx.snippets('a.ts').length, 1);
+  await ctx.refresh(at(1));
+  assert.equal(calls, 2, 'an answer with snippets is final for its key');
+  await ctx.refresh(at(1), undefined, true);
+  assert.equal(calls, 3, 'forced');
+});

@@ -17,6 +17,11 @@ export interface ContextProvider {
   /** Its result is reused while this is the same (what the snippets depend on: the line's block, the file's imports). */
   key(at: GatherAt): string;
   gather(at: GatherAt, signal: AbortSignal): Promise<ContextSnippet[]>;
+  /**
+   * Nothing found is not an answer to keep: ask again (at most once per RETRY_MS). A language server that is
+   * still loading its project answers "no definition" before it answers right.
+   */
+  readonly retryWhenEmpty?: boolean;
 }
 
 export interface RepoContextOptions {
@@ -71,9 +76,10 @@ export class RepoContext {
 
   /**
    * Starts the gathers this cursor position needs; the promise settles when they are done (tests, the CLI).
-   * `deadlineMs` overrides the default deadline (Show Prompt, which the user waits for, gives more).
+   * `deadlineMs` overrides the default deadline, and `force` asks every source again (Show Prompt, which the
+   * user waits for).
    */
-  refresh(at: GatherAt, deadlineMs = this.opts.deadlineMs ?? DEFAULT_DEADLINE_MS): Promise<void> {
+  refresh(at: GatherAt, deadlineMs = this.opts.deadlineMs ?? DEFAULT_DEADLINE_MS, force = false): Promise<void> {
     const now = this.opts.now ?? (() => performance.now());
     const started: Promise<void>[] = [];
     for (const p of this.providers) {
@@ -86,7 +92,7 @@ export class RepoContext {
       }
       const runKey = `${at.path}\0${p.source}`;
       const state = this.byPath.get(at.path)?.get(p.source);
-      if (state?.key === key && (state.settled || now() - state.at < RETRY_MS)) continue;
+      if (!force && state?.key === key && (state.settled || now() - state.at < RETRY_MS)) continue;
       const inFlight = this.running.get(`${runKey}\0${key}`);
       if (inFlight) {
         started.push(inFlight);
@@ -122,7 +128,7 @@ export class RepoContext {
     let settled = false;
     try {
       snippets = await p.gather(at, ac.signal);
-      settled = !ac.signal.aborted;
+      settled = !ac.signal.aborted && !(p.retryWhenEmpty && snippets.length === 0);
       if (ac.signal.aborted) this.stats.timeouts++;
     } catch (err) {
       this.stats.failures++;
