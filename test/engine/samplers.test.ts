@@ -177,3 +177,23 @@ test('greedy verification keeps the draft token only when it is the argmax', () 
   assert.deepEqual(verifyDraft(chain, row, 1, ctx()), { accepted: true, id: 1 });
   assert.deepEqual(verifyDraft(chain, row, 2, ctx()), { accepted: false, id: 1 });
 });
+
+test('copy bias: the token that followed the same 2-4 tokens before gains the bias; a lone token or no repeat changes nothing', async () => {
+  const { copyBias, nextAfterRepeat } = await import('../../src/engine/decode/samplers/copyBias');
+  // ... 5 6 7 [8] ... 5 6 7 -> 8 ; the longest match wins over a more recent shorter one.
+  assert.equal(nextAfterRepeat([5, 6, 7, 8, 1, 6, 7, 9, 2, 5, 6, 7]), 8);
+  assert.equal(nextAfterRepeat([1, 2, 3, 4, 9, 3, 4]), 9, 'a 2-gram');
+  assert.equal(nextAfterRepeat([1, 2, 3, 9, 3]), -1, 'one token alone is not a copy');
+  assert.equal(nextAfterRepeat([1, 2, 3, 4]), -1);
+  const row = Float32Array.from([0, 1, 2, 3, 0.5, 0, 0, 0, 0, 0]);
+  const chain = new SamplerChain({ temperature: 0, topK: 0, topP: 1, minP: 0, repetitionPenalty: 1, repetitionWindow: 256, copyBias: 3 });
+  assert.equal(chain.describe(), 'copy_bias(3) -> argmax');
+  assert.equal(chain.sample(row, ctx([4, 1, 2, 4, 1])), 2, 'the copied token 2 (logit 2 + 3) beats 3');
+  assert.equal(chain.sample(row, ctx([7, 8, 9])), 3, 'nothing repeats: plain argmax');
+  const c = new Candidates(row.length).reset(row);
+  copyBias(1.5).apply(c, ctx([4, 1, 2, 4, 1]));
+  assert.equal(c.logits[2], 3.5);
+  // With top-k, the copied token enters the top set it was outside of.
+  const sampled = new SamplerChain({ temperature: 0.2, topK: 1, topP: 1, minP: 0, repetitionPenalty: 1, repetitionWindow: 256, copyBias: 10 });
+  assert.equal(sampled.sample(row, ctx([4, 1, 9, 4, 1])), 9 % row.length);
+});

@@ -19,6 +19,11 @@ export interface DecodeOptions {
   repetitionPenalty: number;
   /** How many of the most recent tokens (prompt included) the penalty looks at. */
   repetitionWindow: number;
+  /**
+   * Added to the logit of the token that continued the last 2-4 tokens where they occurred before (in the prompt
+   * or the output): a nudge to copy what is in front of the model (0: off). It changes the distribution.
+   */
+  copyBias: number;
   /** Seed of the sampling PRNG: the same seed and prompt give the same output. */
   seed: number;
   /** Generation stops before any of these strings; the stop string is not part of the text. */

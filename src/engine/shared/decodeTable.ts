@@ -112,6 +112,7 @@ export const DECODE_TABLE: readonly OptionRow[] = [
     generate: { default: 1.1, setting: spec('generate.repetitionPenalty', 'Generate from Selection: repetition penalty (1: off).', 1, 2) },
   },
   { key: 'repetitionWindow', type: 'integer', min: 0, max: 100_000, default: 256 },
+  { key: 'copyBias', type: 'number', min: 0, max: 20, default: 0 },
   { key: 'seed', type: 'integer', min: 0, max: 2 ** 32 - 1, default: 0, inline: { default: 0 }, generate: { default: 0 } },
   {
     key: 'stop',

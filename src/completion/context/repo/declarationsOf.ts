@@ -14,7 +14,7 @@ export interface Declaration {
 /** Bodies of at most this many lines are shown whole; longer ones are elided. */
 export const SHORT_BODY_LINES = 6;
 /** A class or type summary is cut after this many lines. */
-export const MAX_SUMMARY_LINES = 40;
+export const MAX_SUMMARY_LINES = 60;
 
 /** The top-level declarations of a parsed file by name (`default` for a default export), in file order. */
 export function declarationsOf(root: Node, lang: SourceLanguage): Map<string, Declaration> {
@@ -184,25 +184,17 @@ function summarizePython(node: Node, outer: Node): string {
     if (def?.type === 'function_definition') {
       const name = declaredName(def) ?? '';
       if (name.startsWith('_') && name !== '__init__' && name !== '__call__') continue;
-      const short = m.endPosition.row - m.startPosition.row + 1 <= SHORT_BODY_LINES + (name === '__init__' ? 6 : 0);
+      // `__init__` shows the fields it sets; other methods their signature, one line each (`def f(self) -> T: ...`),
+      // so a class of 40 methods still fits the summary.
       const fBody = def.childForFieldName('body');
-      const fDoc = docstringOf(fBody);
-      const memberIndent = ' '.repeat(fBody?.startPosition.column ?? body.startPosition.column + 4);
-      const text =
-        short || !fBody
-          ? m.text
-          : `${m.text.slice(0, fBody.startIndex - m.startIndex).trimEnd()}\n${fDoc ? `${memberIndent}${firstLine(fDoc.text)}\n` : ''}${memberIndent}...`;
+      const init = name === '__init__' && m.endPosition.row - m.startPosition.row + 1 <= SHORT_BODY_LINES + 6;
+      const text = init || !fBody ? m.text : `${m.text.slice(0, fBody.startIndex - m.startIndex).trimEnd()} ...`;
       parts.push(indent + text);
     } else if (m.type === 'expression_statement' || def?.type === 'class_definition') {
       parts.push(indent + capLines(m.text, 4));
     }
   }
   return capLines(parts.join('\n'));
-}
-
-function firstLine(s: string): string {
-  const nl = s.indexOf('\n');
-  return nl < 0 ? s : `${s.slice(0, nl)} …"""`;
 }
 
 // ---------------------------------------------------------------------------------------------------------

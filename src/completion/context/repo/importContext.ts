@@ -25,6 +25,8 @@ const MAX_SNIPPETS = 64;
 interface Found {
   path: string;
   declaration: Declaration;
+  /** The name is a module (a Python submodule): `declaration` is its overview. */
+  module?: boolean;
 }
 
 /**
@@ -64,7 +66,14 @@ export async function importSnippets(file: CursorFile, index: ModuleIndex, signa
     for (const name of ref.names) {
       if (name.imported === '*') {
         for (const member of membersUsed(body, name.local)) add(await findDeclaration(index, target, member, 0, new Set()), `${name.local}.${member}`, order++);
-      } else add(await findDeclaration(index, target, name.imported, 0, new Set()), name.local, order++);
+      } else {
+        const found = await findDeclaration(index, target, name.imported, 0, new Set());
+        add(found, name.local, order++);
+        // `from pkg import mod` (a submodule): also the members the file uses as `mod.member`.
+        if (found?.module)
+          for (const member of membersUsed(body, name.local))
+            add(await findDeclaration(index, found.path, member, 0, new Set()), `${name.local}.${member}`, order++);
+      }
     }
     if (ref.star) {
       const targetSummary = await index.summary(target);
@@ -95,7 +104,7 @@ export async function findDeclaration(index: ModuleIndex, path: string, name: st
   if (summary.lang === 'python') {
     const sub = await resolvePythonSubmodule(index.files, path, name);
     const subSummary = sub ? await index.summary(sub) : null;
-    if (sub && subSummary) return { path: sub, declaration: moduleOverview(name, subSummary.declarations) };
+    if (sub && subSummary) return { path: sub, declaration: moduleOverview(name, subSummary.declarations), module: true };
   }
   return null;
 }
@@ -112,7 +121,7 @@ function passesOn(ref: ImportRef, name: string, lang: SourceLanguage): string | 
   return ref.star ? name : null;
 }
 
-const OVERVIEW_DECLARATIONS = 12;
+const OVERVIEW_DECLARATIONS = 40;
 
 function moduleOverview(name: string, declarations: Map<string, Declaration>): Declaration {
   // Each declaration's first line of code: its signature (past doc comments and decorators).
@@ -127,16 +136,17 @@ function escapeRegExp(s: string): string {
 }
 
 /**
- * How close to the cursor `name` is used: 1 on the cursor line, falling with the distance in lines to 0.5 at
- * NEAR_LINES; 0.3 when it is used only farther away, 0.1 when not used at all (imported, then unused).
+ * How much the cursor likely needs `name`: 1 when it is used on the cursor line, falling with the distance to 0.6
+ * at NEAR_LINES; 0.8 when it is imported and not used yet (the code being written is where it will be: on the
+ * cross-file set, the truth's name was often used nowhere else in the file); 0.4 when it is used only farther away.
  */
 function closeness(lines: readonly string[], name: string, line: number): number {
   const pattern = new RegExp(`(^|[^A-Za-z0-9_$])${escapeRegExp(name)}($|[^A-Za-z0-9_$])`);
   for (let d = 0; d <= NEAR_LINES; d++) {
     if ((line - d >= 0 && pattern.test(lines[line - d])) || (d > 0 && line + d < lines.length && pattern.test(lines[line + d])))
-      return 1 - (0.5 * d) / NEAR_LINES;
+      return 1 - (0.4 * d) / NEAR_LINES;
   }
-  return lines.some((l) => pattern.test(l)) ? 0.3 : 0.1;
+  return lines.some((l) => pattern.test(l)) ? 0.4 : 0.8;
 }
 
 function usedIn(text: string, name: string): boolean {

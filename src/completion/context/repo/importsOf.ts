@@ -21,20 +21,29 @@ export interface ImportRef {
   line: number;
 }
 
-/** The imports and re-exports of a parsed file, in file order (top level, and Python's `if`/`try` blocks). */
+/** Python statements searched for imports at most: lazy imports inside functions count, a huge file costs a bound. */
+const MAX_PYTHON_NODES = 20_000;
+
+/**
+ * The imports and re-exports of a parsed file, in file order: the top level for TypeScript/JavaScript; anywhere
+ * for Python (conditional `if TYPE_CHECKING:` / `try:` imports, and the lazy imports inside functions that
+ * Python code uses to avoid import cycles).
+ */
 export function importsOf(root: Node, lang: SourceLanguage): ImportRef[] {
   const out: ImportRef[] = [];
-  const visit = (n: Node, depth: number) => {
+  if (lang !== 'python') {
+    for (const c of root.namedChildren) if (c) scriptImport(c, out);
+    return out;
+  }
+  let visited = 0;
+  const visit = (n: Node) => {
     for (const c of n.namedChildren) {
-      if (!c) continue;
-      if (lang === 'python') pythonImport(c, out);
-      else scriptImport(c, out);
-      // Conditional imports (`if TYPE_CHECKING:`, `try: import x`) are still the file's imports.
-      if (lang === 'python' && depth < 2 && /^(if|try|else|elif|except)_?(statement|clause)?$/.test(c.type)) visit(c, depth + 1);
-      if (lang === 'python' && depth < 3 && c.type === 'block') visit(c, depth + 1);
+      if (!c || ++visited > MAX_PYTHON_NODES) return;
+      if (c.type === 'import_statement' || c.type === 'import_from_statement') pythonImport(c, out);
+      else if (/statement|clause|block|definition/.test(c.type)) visit(c);
     }
   };
-  visit(root, 0);
+  visit(root);
   return out;
 }
 

@@ -1,5 +1,6 @@
 import type { DecodeOptions } from '../../shared/decodeOptions';
 import { Candidates, argmaxOf } from './candidates';
+import { copyBias } from './copyBias';
 import { minP } from './minP';
 import { repetitionPenalty } from './repetitionPenalty';
 import type { Sampler, SamplingContext } from './sampler';
@@ -9,12 +10,12 @@ import { topP } from './topP';
 
 /**
  * The sampler chain, in this fixed order:
- *   repetition penalty -> top-k -> temperature -> top-p -> min-p -> draw
+ *   copy bias -> repetition penalty -> top-k -> temperature -> top-p -> min-p -> draw
  * Top-k runs before temperature: dividing by a positive temperature keeps the order of the logits, so the
  * same k survive, and only k of a 150k-wide row are divided. Without a repetition penalty, top-k reads the
  * model's row directly (no copy of the row).
- * At temperature 0 the chain is repetition penalty -> argmax (greedy): the filters cannot change the argmax.
- * Stages that would do nothing (top-k 0, top-p 1, min-p 0, penalty 1) are left out.
+ * At temperature 0 the chain is copy bias -> repetition penalty -> argmax (greedy): the filters cannot change
+ * the argmax. Stages that would do nothing (copy bias 0, top-k 0, top-p 1, min-p 0, penalty 1) are left out.
  */
 export class SamplerChain {
   readonly stages: Sampler[] = [];
@@ -23,8 +24,11 @@ export class SamplerChain {
   private readonly leadingTopK: number;
   private candidates: Candidates | null = null;
 
-  constructor(opts: Pick<DecodeOptions, 'temperature' | 'topK' | 'topP' | 'minP' | 'repetitionPenalty' | 'repetitionWindow'>) {
+  constructor(
+    opts: Pick<DecodeOptions, 'temperature' | 'topK' | 'topP' | 'minP' | 'repetitionPenalty' | 'repetitionWindow'> & Partial<Pick<DecodeOptions, 'copyBias'>>,
+  ) {
     this.greedy = opts.temperature === 0;
+    if (opts.copyBias) this.stages.push(copyBias(opts.copyBias));
     if (opts.repetitionPenalty !== 1) this.stages.push(repetitionPenalty(opts.repetitionPenalty, opts.repetitionWindow));
     const topKFirst = !this.greedy && opts.topK > 0 && this.stages.length === 0;
     this.leadingTopK = topKFirst ? opts.topK : 0;
