@@ -73,7 +73,8 @@ async function recallReport(set: CrossfileSet, samples: CrossfileSample[], budge
         const hit = p.context.some((c) => s.definedIn.includes(c.path) && holdsDeclaration(c.text, s.name));
         contextChars.push(p.context.reduce((n, c) => n + c.text.length, 0));
         if (hit) hits++;
-        const lang = (byLanguage[s.language] ??= { n: 0, hits: 0 });
+        byLanguage[s.language] ??= { n: 0, hits: 0 };
+        const lang = byLanguage[s.language];
         lang.n++;
         if (hit) lang.hits++;
       }
