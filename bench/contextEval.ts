@@ -1,4 +1,4 @@
-// npm run eval:context [-- --limit N] [--model DIR] [--no-model] [--threads N]
+// npm run eval:context [-- --limit N] [--model DIR] [--no-model] [--threads N] [--in-file-limit N]
 // Repository context, measured without trusting any one model (definition recall) and with the bundled model
 // (exact match, the gate, the copy evaluation), on the frozen cross-file set tools/model/eval/crossfile.json.gz.
 // Writes bench/results/context.json and prints the tables of bench/README.md's "Repository context" section.
@@ -17,7 +17,7 @@ import { defaultModelDir, packageRoot } from '../src/engine/host/defaultModel';
 import { Engine } from '../src/engine/worker/engine';
 import { type CrossfileSample, type CrossfileSet, packageFiles, readCrossfileSet } from './context/crossfileSet';
 import { holdsDeclaration } from './context/declarationCheck';
-import { LANGUAGE_IDS } from './evalSet';
+import { completeEachFresh, LANGUAGE_IDS, readEvalSamples } from './evalSet';
 import { flagValue } from './machine';
 import { exactRestOfLine } from './qualityMetrics';
 import { round, wilson } from './stats';
@@ -30,6 +30,9 @@ const CONFIGS: { name: string; sources: Partial<Record<ContextSource, boolean>> 
   { name: 'similar', sources: { imports: false, similar: true, ring: false } },
   { name: 'all', sources: { imports: true, similar: true, ring: true } },
 ];
+
+/** Copy-bias strengths tried with the bundled model (0: off). */
+const COPY_BIASES = [0, 1.5, 3];
 
 /** Budgets the recall is measured at: the bundled model's window, and a long-context model at two extraChars settings. */
 interface Budget {
@@ -105,7 +108,13 @@ async function modelReport(set: CrossfileSet, samples: CrossfileSample[], modelD
   for (const lang of Object.values(LANGUAGE_IDS)) await syntax.ready(lang);
   const threshold = gateThreshold(cal.calibration, defaultCompletionSettings().minConfidence);
   const out: Record<string, unknown> = {};
-  for (const config of CONFIGS.filter((c) => c.name === 'none' || c.name === 'all' || c.name === 'imports')) {
+  // Context off and on, each without and with the decode-time copy bias (issue 42: kept only if the numbers say so).
+  const variants = CONFIGS.filter((c) => c.name === 'none' || c.name === 'all').flatMap((c) =>
+    COPY_BIASES.map((bias) => ({ name: bias ? `${c.name}+copy${bias}` : c.name, sources: c.sources, copyBias: bias })),
+  );
+  for (const config of variants) {
+    const settings = settingsWith(2000);
+    settings.preset = { ...settings.preset, copyBias: config.copyBias } as typeof settings.preset;
     let exact = 0;
     let shown = 0;
     let shownExact = 0;
@@ -115,7 +124,7 @@ async function modelReport(set: CrossfileSet, samples: CrossfileSample[], modelD
       const prompts = new WorkspacePrompts(
         new MemoryFiles(files),
         { ...model, traits },
-        { sources: config.sources, settings: settingsWith(2000), generator: engine, syntax },
+        { sources: config.sources, settings, generator: engine, syntax },
       );
       if (config.sources.ring) simulateHistory(prompts, files, s.path);
       const doc = documentAt(files.get(s.path) ?? '', s);
@@ -171,6 +180,63 @@ async function modelReport(set: CrossfileSet, samples: CrossfileSample[], modelD
   return out;
 }
 
+/**
+ * The existing (in-file) eval sets with and without the copy bias: exact match, the gate's shown and precision, and
+ * the copy evaluation (positions whose truth starts with an identifier the prefix holds: how often the suggestion
+ * starts with it). No loss here is the condition for keeping the bias.
+ */
+async function inFileReport(modelDir: string, threads: number, limit: number) {
+  const engine = await Engine.load(modelDir, { threads });
+  const model = promptModel(modelDir);
+  const cal = readCalibration(modelDir);
+  const traits = { ...model.traits, calibration: cal.calibration };
+  const syntax = new SyntaxRefiner();
+  for (const lang of Object.values(LANGUAGE_IDS)) await syntax.ready(lang);
+  const threshold = gateThreshold(cal.calibration, defaultCompletionSettings().minConfidence);
+  const root = packageRoot(__dirname);
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const set of ['external', 'frozen']) {
+    const samples = readEvalSamples(path.join(root, 'tools', 'model', 'eval', `${set}.jsonl`), limit);
+    out[set] = {};
+    for (const bias of COPY_BIASES) {
+      const settings = settingsWith(0);
+      settings.preset = { ...settings.preset, copyBias: bias } as typeof settings.preset;
+      const parts = { generator: engine, template: model.template, settings, traits, syntax };
+      const results = await completeEachFresh(parts, samples);
+      let exact = 0;
+      let shown = 0;
+      let shownExact = 0;
+      let copyN = 0;
+      let copied = 0;
+      results.forEach((r, i) => {
+        const s = samples[i];
+        const item = r.items[0] ?? '';
+        const right = item.trim() !== '' && exactRestOfLine(item, s.expected);
+        if (right) exact++;
+        if (item.trim() !== '' && (r.confidence === null || r.confidence >= threshold)) {
+          shown++;
+          if (right) shownExact++;
+        }
+        const want = leadingIdentifier(s.expected);
+        if (want && new RegExp(`(^|[^A-Za-z0-9_$])${want.replace(/\$/g, '\\$')}($|[^A-Za-z0-9_$])`).test(s.prefix)) {
+          copyN++;
+          if (leadingIdentifier(item) === want) copied++;
+        }
+      });
+      const n = samples.length;
+      out[set][bias ? `copy${bias}` : 'off'] = {
+        n,
+        exact_match: round(exact / n, 4),
+        gate: { shown: round(shown / n, 4), precision: shown ? round(shownExact / shown, 4) : null },
+        copy: { positions: copyN, identifier_right: copyN ? round(copied / copyN, 4) : null },
+      };
+      console.error(`in-file ${set} copy ${bias}: exact ${(exact / n).toFixed(3)}, shown ${(shown / n).toFixed(3)}, precision ${(shown ? shownExact / shown : 0).toFixed(3)}, copy ${copied}/${copyN}`);
+    }
+  }
+  await engine.dispose();
+  return out;
+}
+
 function textSourceOf(text: string) {
   const lines = text.split('\n');
   return { lineCount: lines.length, lineAt: (i: number) => lines[i] ?? '' };
@@ -194,7 +260,9 @@ async function main() {
   const t0 = performance.now();
   const recall = await recallReport(set, samples, budgets);
   const recallSeconds = (performance.now() - t0) / 1000;
-  const model = argv.includes('--no-model') ? null : await modelReport(set, samples, modelDir, Number(flagValue(argv, 'threads') ?? 2));
+  const threads = Number(flagValue(argv, 'threads') ?? 2);
+  const model = argv.includes('--no-model') ? null : await modelReport(set, samples, modelDir, threads);
+  const inFile = argv.includes('--no-model') ? null : await inFileReport(modelDir, threads, Number(flagValue(argv, 'in-file-limit') ?? 300));
   const report = {
     date: new Date().toISOString(),
     set: 'tools/model/eval/crossfile.json.gz',
@@ -202,7 +270,7 @@ async function main() {
     packages: set.packages.map((p) => `${p.name}@${p.version}`),
     definition_recall: recall,
     recall_seconds: round(recallSeconds, 1),
-    bundled_model: model ? { model: path.basename(modelDir), ...model } : null,
+    bundled_model: model ? { model: path.basename(modelDir), cross_file: model, in_file: inFile } : null,
   };
   const outDir = path.join(root, 'bench', 'results');
   fs.mkdirSync(outDir, { recursive: true });
@@ -215,7 +283,7 @@ async function main() {
     };
     console.log(`| ${budget} | ${cell('ring')} | ${cell('imports')} | ${cell('similar')} | ${cell('all')} | ${cell('none')} |`);
   }
-  if (model) console.log(`\n${JSON.stringify(model, null, 2)}`);
+  if (model) console.log(`\n${JSON.stringify({ cross_file: model, in_file: inFile }, null, 2)}`);
 }
 
 void main().catch((err) => {

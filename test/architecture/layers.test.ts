@@ -57,7 +57,12 @@ function importsOf(file: string): ImportEdge[] {
 }
 
 const edges = sourceFiles().flatMap(importsOf);
-const under = (p: string, ...folders: string[]) => folders.some((f) => p.startsWith(`src/${f}/`) || p === `src/${f}.ts`);
+/** Every folder a rule names: a rule naming a folder that was renamed away could never fail (checked below). */
+const NAMED = new Set<string>();
+const under = (p: string, ...folders: string[]) => {
+  for (const f of folders) NAMED.add(f);
+  return folders.some((f) => p.startsWith(`src/${f}/`) || p === `src/${f}.ts`);
+};
 
 function violations(rule: (e: ImportEdge) => boolean): string[] {
   return edges.filter(rule).map((e) => `${e.from} imports ${e.to}`);
@@ -91,15 +96,15 @@ test('engine/shared, used on both sides of the worker boundary, imports nothing 
 });
 
 test("the extension host never loads the worker's decode loop or message loop (decode/, worker/) at run time", () => {
-  const hostSide = (p: string) => under(p, 'completion', 'backends', 'hub', 'net', 'vscode', 'extension', 'engine/host');
+  const hostSide = (p: string) => under(p, 'completion', 'servers', 'hub', 'net', 'platform', 'cli', 'vscode', 'extension', 'engine/host');
   assert.deepEqual(
     violations((e) => hostSide(e.from) && !e.typeOnly && under(e.to, 'engine/decode', 'engine/worker')),
     [],
   );
 });
 
-test('the pipeline (src/completion/) is pure: no vscode, no engine internals, no backends', () => {
-  const internals = ['engine/decode', 'engine/worker', 'engine/model', 'engine/host', 'backends', 'hub', 'vscode'];
+test('the pipeline (src/completion/) is pure: no vscode, no engine internals, no servers, no file system or CLI', () => {
+  const internals = ['engine/decode', 'engine/worker', 'engine/model', 'engine/host', 'servers', 'hub', 'platform', 'cli', 'vscode'];
   assert.deepEqual(
     violations((e) => under(e.from, 'completion') && under(e.to, ...internals)),
     [],
@@ -123,4 +128,13 @@ test('no runtime import cycle in src/', () => {
   };
   for (const node of graph.keys()) visit(node, []);
   assert.deepEqual(cycles, []);
+});
+
+test('every folder the rules name exists (a renamed folder must not make a rule pass silently)', () => {
+  // Runs after the rules above (node:test runs a file's tests in order), which filled NAMED.
+  assert.ok(NAMED.size > 5);
+  for (const f of NAMED) {
+    const exists = fs.existsSync(path.join(SRC, f)) || fs.existsSync(path.join(SRC, `${f}.ts`));
+    assert.ok(exists, `a layering rule names src/${f}, which does not exist`);
+  }
 });
