@@ -15,6 +15,22 @@ export interface CursorFile {
   line: number;
 }
 
+/** An import statement's first line (also `export … from`, `require(`), as the import section is cut by it. */
+export const IMPORT_LINE = /^\s*(import\b|from\s+\S+\s+import\b|export\s.*\bfrom\b|.*\brequire\s*\()/;
+/** Lines after the last import line kept in the section: the rest of a multi-line import. */
+const IMPORT_TAIL_LINES = 40;
+
+/**
+ * The file from its start to just past its last import line: the imports of a TypeScript/JavaScript file are at
+ * its top, and Python's lazy imports inside functions are still found. The file's own text below is not parsed.
+ */
+export function importSection(text: string): string {
+  const lines = text.split('\n');
+  let last = -1;
+  for (let i = 0; i < lines.length; i++) if (lines[i].length < 1000 && IMPORT_LINE.test(lines[i])) last = i;
+  return last < 0 ? '' : lines.slice(0, last + 1 + IMPORT_TAIL_LINES).join('\n');
+}
+
 /** How far re-exports (`export * from`, `__init__.py`) are followed. */
 const MAX_HOPS = 4;
 /** Lines around the cursor whose names count as what the cursor needs. */
@@ -36,7 +52,8 @@ interface Found {
  * Names used near the cursor score highest. Unresolvable imports (packages outside the workspace) give nothing.
  */
 export async function importSnippets(file: CursorFile, index: ModuleIndex, signal?: AbortSignal): Promise<ContextSnippet[]> {
-  const summary = await index.summarize(file.text, file.lang);
+  // Only the part of the file that holds its imports is parsed: the parse runs on the extension host's thread.
+  const summary = await index.summarize(importSection(file.text), file.lang);
   if (!summary) return [];
   const importLines = new Set(summary.imports.map((r) => r.line));
   const lines = file.text.split('\n').map((l, i) => (importLines.has(i) ? '' : l));

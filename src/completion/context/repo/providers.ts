@@ -1,4 +1,4 @@
-import { type CursorFile, importSnippets } from './importContext';
+import { type CursorFile, IMPORT_LINE, importSnippets } from './importContext';
 import type { ModuleIndex } from './moduleIndex';
 import { MAX_PARSED_CHARS } from './parseSource';
 import type { ContextProvider, GatherAt } from './repoContext';
@@ -9,8 +9,6 @@ import { languageOfPath } from './sourceLanguage';
 const BLOCK_LINES = 8;
 /** Lines above the block that make the similarity query. */
 const QUERY_LINES = 24;
-
-const IMPORT_LINE = /^\s*(import\b|from\s+\S+\s+import\b|export\s.*\bfrom\b|.*\brequire\s*\()/;
 
 function cursorFile(at: GatherAt): CursorFile | null {
   const lang = languageOfPath(at.path);
@@ -28,7 +26,7 @@ export function importsProvider(index: ModuleIndex): ContextProvider {
       const imports = at
         .text()
         .split('\n')
-        .filter((l) => IMPORT_LINE.test(l))
+        .filter((l) => l.length < 1000 && IMPORT_LINE.test(l))
         .join('\n');
       return `${Math.floor(at.line / (BLOCK_LINES * 2))}\0${imports}`;
     },
