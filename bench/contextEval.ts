@@ -121,11 +121,7 @@ async function modelReport(set: CrossfileSet, samples: CrossfileSample[], modelD
     const copy = { inContext: 0, inContextRight: 0, inFile: 0, inFileRight: 0 };
     for (const s of samples) {
       const files = packageFiles(set, s.package);
-      const prompts = new WorkspacePrompts(
-        new MemoryFiles(files),
-        { ...model, traits },
-        { sources: config.sources, settings, generator: engine, syntax },
-      );
+      const prompts = new WorkspacePrompts(new MemoryFiles(files), { ...model, traits }, { sources: config.sources, settings, generator: engine, syntax });
       if (config.sources.ring) simulateHistory(prompts, files, s.path);
       const doc = documentAt(files.get(s.path) ?? '', s);
       const languageId = LANGUAGE_IDS[s.language] ?? s.language;
@@ -230,7 +226,9 @@ async function inFileReport(modelDir: string, threads: number, limit: number) {
         gate: { shown: round(shown / n, 4), precision: shown ? round(shownExact / shown, 4) : null },
         copy: { positions: copyN, identifier_right: copyN ? round(copied / copyN, 4) : null },
       };
-      console.error(`in-file ${set} copy ${bias}: exact ${(exact / n).toFixed(3)}, shown ${(shown / n).toFixed(3)}, precision ${(shown ? shownExact / shown : 0).toFixed(3)}, copy ${copied}/${copyN}`);
+      console.error(
+        `in-file ${set} copy ${bias}: exact ${(exact / n).toFixed(3)}, shown ${(shown / n).toFixed(3)}, precision ${(shown ? shownExact / shown : 0).toFixed(3)}, copy ${copied}/${copyN}`,
+      );
     }
   }
   await engine.dispose();

@@ -108,7 +108,7 @@ test('a keystroke on the same line after the warm-up comes back to its own promp
 });
 
 test('no warm-up where Enter keeps the prompt head, mid-line, or for an explicit request', async () => {
-  const { g, warmed, prefilled } = backend();
+  const { g, warmed } = backend();
   const svc = service(g);
   engine.resetCache();
   await svc.complete(docAt(LINES.slice(0, 5))); // the next line is no anchor line
@@ -121,7 +121,7 @@ test('no warm-up where Enter keeps the prompt head, mid-line, or for an explicit
 });
 
 test('a keystroke before the user stops typing drops the pending warm-up: only the last answer warms', async () => {
-  const { g, warmed, prefilled } = backend();
+  const { g, warmed } = backend();
   const svc = service(g);
   engine.resetCache();
   await svc.complete(docAt(LINES));
