@@ -8,7 +8,7 @@ import { ChunkRing } from './context/chunkRing';
 import { documentContext } from './context/documentContext';
 import { CharsPerTokenEstimate } from './context/charsPerTokenEstimate';
 import { fitBudget } from './context/fitBudget';
-import { type ContextSupply, contextChars, extraContext } from './context/repo/extraContext';
+import { type ContextSupply, extraContext } from './context/repo/extraContext';
 import type { FilterContext } from './filters/filterContext';
 import { postProcess } from './filters/pipeline';
 import type { Generator } from './generator';
@@ -148,15 +148,12 @@ export class CompletionService {
     const s = this.settings();
     const template = this.template();
     const model = this.model();
-    const fitWith = (extraChars: number) =>
-      fitBudget(s.budget, extraChars, model.contextTokens, s.preset.maxNewTokens, this.charsPerToken(req.path), s.context.maxShare);
-    const keepStart = this.windowStarts.get(req.path);
-    const fit = fitWith(s.extraContextChars);
-    let ctx = documentContext(req.doc, req.cursor, fit.budget, keepStart);
+    // The context's share stays reserved even when less was found: the share is also the slack that keeps a prompt
+    // inside the model's window where characters per token run below the estimate (a server refuses an overflow;
+    // measured: given back, prompts of the bundled model's eval positions reached 529 of 512 tokens).
+    const fit = fitBudget(s.budget, s.extraContextChars, model.contextTokens, s.preset.maxNewTokens, this.charsPerToken(req.path), s.context.maxShare);
+    const ctx = documentContext(req.doc, req.cursor, fit.budget, this.windowStarts.get(req.path));
     const extra = extraContext({ ring: this.ring, repo: this.repo }, fit.extraChars, req.path, ctx, (source) => s.context.sources[source]);
-    // The window gets what the context left unused (all of it when none was found).
-    const used = contextChars(extra);
-    if (used < fit.extraChars) ctx = documentContext(req.doc, req.cursor, fitWith(used).budget, keepStart);
     this.syntax?.prepare(req.languageId);
     const mode = inlineMode(ctx.linePrefix, ctx.lineSuffix);
     const hash = contextHash({

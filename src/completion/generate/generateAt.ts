@@ -3,7 +3,7 @@ import type { FinishReason, GenerationStats } from '../../engine/shared/types';
 import type { ChunkRing } from '../context/chunkRing';
 import { documentContext, type WindowBudget } from '../context/documentContext';
 import { fitBudget } from '../context/fitBudget';
-import { type ContextSupply, contextChars, extraContext } from '../context/repo/extraContext';
+import { type ContextSupply, extraContext } from '../context/repo/extraContext';
 import type { Generator } from '../generator';
 import type { GeneratePreset } from '../presets';
 import { buildPrompt } from '../prompt/buildPrompt';
@@ -76,22 +76,14 @@ export async function generateAt(inputs: GenerateInputs, req: GenerateRequest, n
   const plan = planGeneration(req.doc, req.selection);
   const { template, preset } = inputs;
   inputs.syntax?.prepare(req.languageId);
-  const fitWith = (extraChars: number) =>
-    fitBudget(inputs.budget, extraChars, inputs.contextTokens, preset.maxNewTokens, inputs.charsPerToken, inputs.context.maxShare);
-  const fit = fitWith(inputs.extraContextChars);
+  const fit = fitBudget(inputs.budget, inputs.extraContextChars, inputs.contextTokens, preset.maxNewTokens, inputs.charsPerToken, inputs.context.maxShare);
   // The prompt is asked at the body's start when the plan knows where that is (bodyLead.ts); the rules and the
   // review see the lead as the result's first characters, inserted at the plan's point like the rest.
   const lead = bodyLead(req.doc, plan, req.indentUnit);
   const led = lead ? insertAt(req.doc, plan.insertAt, lead) : null;
-  const windows = (budget: typeof fit.budget) => {
-    const at = documentContext(req.doc, plan.insertAt, budget);
-    return { ctx: at, promptCtx: led ? documentContext(led.doc, led.cursor, budget) : at };
-  };
-  let { ctx, promptCtx } = windows(fit.budget);
+  const ctx = documentContext(req.doc, plan.insertAt, fit.budget);
+  const promptCtx = led ? documentContext(led.doc, led.cursor, fit.budget) : ctx;
   const extra = extraContext({ ring: inputs.ring, repo: inputs.repo }, fit.extraChars, req.path, promptCtx, (source) => inputs.context.sources[source]);
-  // The windows get what the context left unused (all of it when none was found), as inline completion does.
-  const used = contextChars(extra);
-  if (used < fit.extraChars) ({ ctx, promptCtx } = windows(fitWith(used).budget));
   const built = buildPrompt(promptCtx, template, extra, req.path, { languageId: req.languageId });
   const options: Partial<DecodeOptions> = {
     ...preset,

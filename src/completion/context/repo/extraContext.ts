@@ -10,15 +10,6 @@ export interface ContextSupply {
   repo?: { snippets(path: string): ContextSnippet[] };
 }
 
-/**
- * Characters the extra context takes in the prompt (its texts and a header line per file). The window is fitted
- * again to what the context really takes: reserving the whole share for context that was not found would cut a
- * small model's window by a quarter for nothing.
- */
-export function contextChars(extra: readonly ExtraChunk[]): number {
-  return extra.reduce((n, c) => n + c.text.length + c.path.length + 2, 0);
-}
-
 /** Characters of the window around the cursor that the ring compares its chunks with. */
 const AROUND_BEFORE = 2000;
 const AROUND_AFTER = 1000;
