@@ -99,14 +99,19 @@ function leadingIdentifier(text: string): string | null {
   return /^\s*([A-Za-z_$][A-Za-z0-9_$]*)/.exec(text)?.[1] ?? null;
 }
 
-async function modelReport(set: CrossfileSet, samples: CrossfileSample[], modelDir: string, threads: number) {
+/** The model in this process, its prompt shape and calibration, tree-sitter, and the gate's threshold as the editor uses it. */
+async function loadModel(modelDir: string, threads: number) {
   const engine = await Engine.load(modelDir, { threads });
   const model = promptModel(modelDir);
   const cal = readCalibration(modelDir);
   const traits = { ...model.traits, calibration: cal.calibration };
   const syntax = new SyntaxRefiner();
   for (const lang of Object.values(LANGUAGE_IDS)) await syntax.ready(lang);
-  const threshold = gateThreshold(cal.calibration, defaultCompletionSettings().minConfidence);
+  return { engine, model, traits, syntax, threshold: gateThreshold(cal.calibration, defaultCompletionSettings().minConfidence) };
+}
+
+async function modelReport(set: CrossfileSet, samples: CrossfileSample[], modelDir: string, threads: number) {
+  const { engine, model, traits, syntax, threshold } = await loadModel(modelDir, threads);
   const out: Record<string, unknown> = {};
   // Context off and on, each without and with the decode-time copy bias (issue 42: kept only if the numbers say so).
   const variants = CONFIGS.filter((c) => c.name === 'none' || c.name === 'all').flatMap((c) =>
@@ -182,13 +187,7 @@ async function modelReport(set: CrossfileSet, samples: CrossfileSample[], modelD
  * starts with it). No loss here is the condition for keeping the bias.
  */
 async function inFileReport(modelDir: string, threads: number, limit: number) {
-  const engine = await Engine.load(modelDir, { threads });
-  const model = promptModel(modelDir);
-  const cal = readCalibration(modelDir);
-  const traits = { ...model.traits, calibration: cal.calibration };
-  const syntax = new SyntaxRefiner();
-  for (const lang of Object.values(LANGUAGE_IDS)) await syntax.ready(lang);
-  const threshold = gateThreshold(cal.calibration, defaultCompletionSettings().minConfidence);
+  const { engine, model, traits, syntax, threshold } = await loadModel(modelDir, threads);
   const root = packageRoot(__dirname);
   const out: Record<string, Record<string, unknown>> = {};
   for (const set of ['external', 'frozen']) {

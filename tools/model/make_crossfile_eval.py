@@ -113,8 +113,8 @@ from collections import Counter, defaultdict
 
 from . import HERE, REPO
 from .corpus import JS_EXT, MAX_FILE_BYTES, PY_EXT, licence_ok, looks_generated_or_minified, npm_sources
-from .make_external_eval import (DIST, EXT_RANK, LICENCES, Reference, corpus_names, file_key, in_build_dir,
-                                 list_files, parse_copyright, python_reference, spdx)
+from .make_external_eval import (DIST, EXT_RANK, LICENCES, Reference, corpus_names, debian_package, file_key,
+                                 in_build_dir, list_files, python_reference)
 
 LIST = os.path.join(HERE, "crossfile-eval-packages.txt")
 OTHER_LISTS = [os.path.join(HERE, n) for n in ("external-eval-packages.txt", "frozen-eval-packages.txt")]
@@ -1041,27 +1041,8 @@ def raw_paths(root: str, exts) -> set:
 def debian_files(folder: str, name: str, override: str | None, rejected: Counter):
     """make_external_eval.debian_package with this script's reader: (version, licence, [(rel, text)], note,
     raw paths)."""
-    version = None
-    ctl = os.path.join(folder, "DEBIAN", "control")
-    if os.path.exists(ctl):
-        m = re.search(r"^Version:\s*(\S+)", open(ctl, encoding="utf-8").read(), re.M)
-        version = m.group(1) if m else None
-    star, others = parse_copyright(os.path.join(folder, "usr", "share", "doc", name, "copyright"))
-    lic = override or (spdx(star) if star else None)
+    version, lic, files, note = debian_package(folder, name, override, rejected, reader=reject_reason)
     root = os.path.join(folder, DIST)
-    bad = [pats for pats, l in others if not licence_ok(spdx(l))]
-    files = []
-    for rel in list_files(root, PY_EXT) if os.path.isdir(root) else []:
-        if any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(rel, "*/" + p) or rel.endswith("/" + p.split("/", 1)[-1])
-               for pats in bad for p in pats):
-            rejected["other-licence-stanza"] += 1
-            continue
-        text, why = reject_reason(os.path.join(root, rel), rel)
-        if why:
-            rejected[why] += 1
-            continue
-        files.append((rel, text))
-    note = f"copyright Files: * = {star!r}" + (f"; licence from the list ({override})" if override else "")
     return version, lic, files, note, raw_paths(root, (".py",)) if os.path.isdir(root) else set()
 
 

@@ -240,8 +240,10 @@ def spdx(lic: str) -> str:
     return " OR ".join(DEB_LICENCE.get(p.strip().lower(), p.strip()) for p in re.split(r"\s+or\s+", lic, flags=re.I))
 
 
-def debian_package(folder: str, name: str, override: str | None, rejected: Counter):
-    """(version, licence, [(rel, text)], note) of one unpacked Debian package."""
+def debian_package(folder: str, name: str, override: str | None, rejected: Counter, reader=None):
+    """(version, licence, [(rel, text)], note) of one unpacked Debian package. `reader(path, rel)` gives
+    (text, reason it is rejected or None); default `usable` (make_crossfile_eval.py passes its own)."""
+    reader = reader or usable
     version = None
     ctl = os.path.join(folder, "DEBIAN", "control")
     if os.path.exists(ctl):
@@ -257,7 +259,7 @@ def debian_package(folder: str, name: str, override: str | None, rejected: Count
                for pats in bad for p in pats):
             rejected["other-licence-stanza"] += 1
             continue
-        text, why = usable(os.path.join(root, rel), rel)
+        text, why = reader(os.path.join(root, rel), rel)
         if why:
             rejected[why] += 1
             continue
