@@ -25,6 +25,8 @@ export class EditorRepoContext implements vscode.Disposable {
   private readonly parser = new SourceParser();
   private readonly subscriptions: vscode.Disposable[] = [];
   private editTimer: NodeJS.Timeout | undefined;
+  /** The document and line of the last cursor move that gathered. */
+  private lastLine = '';
 
   constructor(
     private readonly config: Config,
@@ -32,8 +34,13 @@ export class EditorRepoContext implements vscode.Disposable {
   ) {
     this.subscriptions.push(
       vscode.window.onDidChangeActiveTextEditor((e) => e && void this.refresh(e)),
+      // Typing moves the cursor at every key: only a move to another line gathers at once (edits settle first).
       vscode.window.onDidChangeTextEditorSelection((e) => {
-        if (e.textEditor === vscode.window.activeTextEditor) void this.refresh(e.textEditor);
+        if (e.textEditor !== vscode.window.activeTextEditor) return;
+        const at = `${e.textEditor.document.uri.toString()}:${e.selections[0]?.active.line}`;
+        if (at === this.lastLine) return;
+        this.lastLine = at;
+        void this.refresh(e.textEditor);
       }),
       vscode.workspace.onDidChangeTextDocument((e) => {
         const editor = vscode.window.activeTextEditor;
