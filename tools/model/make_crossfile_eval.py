@@ -115,6 +115,7 @@ from . import HERE, REPO
 from .corpus import JS_EXT, MAX_FILE_BYTES, PY_EXT, licence_ok, looks_generated_or_minified, npm_sources
 from .make_external_eval import (DIST, EXT_RANK, LICENCES, Reference, corpus_names, debian_package, file_key,
                                  in_build_dir, list_files, python_reference)
+from .make_external_eval import read_list as external_read_list
 
 LIST = os.path.join(HERE, "crossfile-eval-packages.txt")
 OTHER_LISTS = [os.path.join(HERE, n) for n in ("external-eval-packages.txt", "frozen-eval-packages.txt")]
@@ -1086,23 +1087,7 @@ def npm_files(root: str, rejected: Counter) -> tuple:
 def read_list(path: str) -> dict:
     """make_external_eval.read_list's format plus an [npm-types] section: packages installed beside the [npm] ones
     only for their .d.ts names (peer dependencies that npm --legacy-peer-deps leaves out), never used as code."""
-    out = {"npm": [], "npm-types": [], "debian": []}
-    section = None
-    for raw in open(path, encoding="utf-8"):
-        line = raw.split("#", 1)[0].strip()
-        m = re.match(r"^\[(npm|npm-types|debian)\]$", line)
-        if m:
-            section = m.group(1)
-            continue
-        if not line:
-            continue
-        if section is None:
-            raise SystemExit(f"{path}: '{line}' before a section header")
-        spec, *opts = line.split()
-        kv = dict(o.split("=", 1) for o in opts)
-        name = spec.rsplit("@", 1)[0] if spec.rfind("@") > 0 else spec
-        out[section].append((spec, name, kv))
-    return out
+    return external_read_list(path, ("npm", "npm-types", "debian"))
 
 
 def prepare(lists: dict, npm_dir: str, deb_dir: str):

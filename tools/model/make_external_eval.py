@@ -84,20 +84,21 @@ DEB_LICENCE = {"expat": "MIT", "mit": "MIT", "mit-style": "MIT", "mit/x11": "MIT
 
 # ------------------------------------------------------------------------------------------- lists
 
-def read_list(path: str) -> dict:
-    """{"npm": [(spec, name, {})], "debian": [(name, name, {"licence": ...})]} from the package list."""
-    out = {"npm": [], "debian": []}
+def read_list(path: str, sections: tuple = ("npm", "debian")) -> dict:
+    """{"npm": [(spec, name, {})], "debian": [(name, name, {"licence": ...})]} from the package list (one key a
+    section; make_crossfile_eval.py's list has one more)."""
+    out = {s: [] for s in sections}
     section = None
     for raw in open(path, encoding="utf-8"):
         line = raw.split("#", 1)[0].strip()
-        m = re.match(r"^\[(npm|debian)\]$", line)
+        m = re.match(r"^\[(" + "|".join(map(re.escape, sections)) + r")\]$", line)
         if m:
             section = m.group(1)
             continue
         if not line:
             continue
         if section is None:
-            raise SystemExit(f"{path}: '{line}' before a [npm] or [debian] header")
+            raise SystemExit(f"{path}: '{line}' before a {' or '.join(f'[{s}]' for s in sections)} header")
         spec, *opts = line.split()
         kv = dict(o.split("=", 1) for o in opts)
         name = spec.rsplit("@", 1)[0] if spec.rfind("@") > 0 else spec
