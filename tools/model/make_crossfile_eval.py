@@ -114,7 +114,7 @@ from collections import Counter, defaultdict
 from . import HERE, REPO
 from .corpus import JS_EXT, MAX_FILE_BYTES, PY_EXT, licence_ok, looks_generated_or_minified, npm_sources
 from .make_external_eval import (DIST, EXT_RANK, LICENCES, Reference, corpus_names, debian_package, file_key,
-                                 in_build_dir, list_files, python_reference)
+                                 in_build_dir, list_files, python_reference, sources_first)
 from .make_external_eval import read_list as external_read_list
 
 LIST = os.path.join(HERE, "crossfile-eval-packages.txt")
@@ -1057,18 +1057,7 @@ def npm_files(root: str, rejected: Counter) -> tuple:
         rels = ts
     else:
         rels = [r for r in rels if not r.endswith(TS_SUFFIXES)]
-    primary = [r for r in rels if not in_build_dir(r)]
-    secondary = [r for r in rels if in_build_dir(r)]
-    files = []
-    for group in (primary, secondary):
-        if group is secondary and len(files) >= 3:
-            break
-        for rel in group:
-            text, why = reject_reason(os.path.join(root, rel), rel)
-            if why:
-                rejected[why] += 1
-                continue
-            files.append((rel, text))
+    files = sources_first(root, rels, rejected, reader=reject_reason)
     best = {}
     for rel, text in files:
         k = file_key(rel) if in_build_dir(rel) else rel  # build copies of one module share a key

@@ -182,6 +182,26 @@ def in_build_dir(rel: str) -> bool:
                for p in rel.split("/")[:-1])
 
 
+def sources_first(root: str, rels: list, rejected: Counter, reader=None) -> list:
+    """[(rel, text)] of the usable files among `rels`: those outside build folders, and the build folders' only when
+    fewer than 3 sources are usable. `reader(path, rel)` gives (text, reason it is rejected or None); default
+    `usable` (make_crossfile_eval.py passes its own)."""
+    reader = reader or usable
+    primary = [r for r in rels if not in_build_dir(r)]
+    secondary = [r for r in rels if in_build_dir(r)]
+    files = []
+    for group in (primary, secondary):
+        if group is secondary and len(files) >= 3:
+            break
+        for rel in group:
+            text, why = reader(os.path.join(root, rel), rel)
+            if why:
+                rejected[why] += 1
+                continue
+            files.append((rel, text))
+    return files
+
+
 def npm_package_files(root: str, rejected: Counter) -> list:
     """[(rel, text)] of one npm package: sources first, build folders only when fewer than 3 sources are usable;
     one file per key (TS preferred). A package that ships TS keeps no JS from build folders nor JS named as
@@ -193,18 +213,7 @@ def npm_package_files(root: str, rejected: Counter) -> list:
                 not (in_build_dir(r) or file_key(r).rsplit("/", 1)[-1] in ts_stems)]
         rejected["compiled-from-ts"] += len(rels) - len(kept)
         rels = kept
-    primary = [r for r in rels if not in_build_dir(r)]
-    secondary = [r for r in rels if in_build_dir(r)]
-    files = []
-    for group in (primary, secondary):
-        if group is secondary and len(files) >= 3:
-            break
-        for rel in group:
-            text, why = usable(os.path.join(root, rel), rel)
-            if why:
-                rejected[why] += 1
-                continue
-            files.append((rel, text))
+    files = sources_first(root, rels, rejected)
     best = {}
     for rel, text in files:
         k = file_key(rel)
