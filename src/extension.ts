@@ -30,7 +30,10 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
   const stats = new SessionStats();
   const status = new StatusBar(stats);
   const config = new Config(log);
-  client = new EngineClient({ workerPath: path.join(context.extensionPath, 'dist', 'worker.js') });
+  client = new EngineClient({
+    workerPath: path.join(context.extensionPath, 'dist', 'worker.js'),
+    onWorkerOutput: (line) => log.warn(`worker: ${line}`),
+  });
   const engine = client;
   engine.onCrash = (msg) => {
     log.error(`${msg}; a fresh worker starts on the next request`);

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { NATIVE_LOAD_ERROR } from '../engine/shared/nativeLoad';
 import type { CompletionService } from '../completion/completionService';
 import { ChunkRing } from '../completion/context/chunkRing';
 import { EditorRepoContext } from './editorRepoContext';
@@ -98,8 +99,14 @@ export class ModelLoader {
       this.log.error(`model failed to load: ${msg}`);
       if (!this.primary) return false;
       this.status.set('error', msg);
-      void vscode.window.showErrorMessage(`Ghostline could not load the model: ${msg}`, 'Select Model', 'Show Log').then((choice) => {
+      // A native library that does not load is about this machine, not the model: choosing another model
+      // cannot help, a team server can.
+      const native = err instanceof Error && err.name === NATIVE_LOAD_ERROR;
+      const other = native ? 'Use a Team Server' : 'Select Model';
+      const text = native ? `Ghostline cannot run models on this machine: ${msg}` : `Ghostline could not load the model: ${msg}`;
+      void vscode.window.showErrorMessage(text, other, 'Show Log').then((choice) => {
         if (choice === 'Select Model') void vscode.commands.executeCommand('ghostline.selectModel');
+        if (choice === 'Use a Team Server') void vscode.commands.executeCommand('workbench.action.openSettings', 'ghostline.backend');
         if (choice === 'Show Log') this.log.show();
       });
       return false;

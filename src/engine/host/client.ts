@@ -37,6 +37,8 @@ export interface EngineClientOptions {
    * Default 1,500 ms; a healthy worker answers a cancel within one model step.
    */
   cancelGraceMs?: number;
+  /** Each line the worker writes to stdout or stderr; default: this process's stderr. */
+  onWorkerOutput?: (line: string) => void;
 }
 
 /**
@@ -53,6 +55,7 @@ export class EngineClient {
   private readonly workerPath: string;
   private readonly workerKind: WorkerKind;
   private readonly cancelGraceMs: number;
+  private readonly onWorkerOutput: (line: string) => void;
   /** The slowest model step seen (a prefill chunk or a decode step): a cancel may wait for one. */
   private slowestStepMs = 0;
   /** Called when the worker exits unexpectedly or is replaced by the watchdog (for logs and the status bar). */
@@ -61,7 +64,11 @@ export class EngineClient {
   constructor(opts: EngineClientOptions = {}) {
     this.workerPath = opts.workerPath ?? defaultWorkerPath();
     this.workerKind = opts.workerKind ?? 'process';
+    // In the editor another extension may have loaded its own onnxruntime library into the extension host
+    // (Windows reuses a loaded DLL by name), and a native crash would take every extension with it.
+    if (this.workerKind === 'thread' && insideEditorHost()) throw new Error('inside the editor the inference worker runs only as a process');
     this.cancelGraceMs = opts.cancelGraceMs ?? 1500;
+    this.onWorkerOutput = opts.onWorkerOutput ?? ((line) => process.stderr.write(`${line}\n`));
   }
 
   get modelInfo(): ModelInfo | null {
@@ -150,6 +157,7 @@ export class EngineClient {
     const w: WorkerHost = startWorker(this.workerKind, this.workerPath, {
       message: (msg) => this.onMessage(msg),
       exit: (reason) => this.onDeath(w, reason),
+      output: (line) => this.onWorkerOutput(line),
     });
     return w;
   }
@@ -230,6 +238,11 @@ export class EngineClient {
       if (this.pending.size === 0) worker.setBusy(false);
     });
   }
+}
+
+/** VS Code's extension host (desktop or code-server) sets one of these entry points in its environment. */
+function insideEditorHost(): boolean {
+  return process.env.VSCODE_ESM_ENTRYPOINT !== undefined || process.env.VSCODE_AMD_ENTRYPOINT !== undefined;
 }
 
 /** In the esbuild bundle the worker sits next to this code (dist/worker.js); compiled by tsc, in ../worker/. */

@@ -1,7 +1,9 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import type { FromWorker, ToWorker } from '../shared/protocol';
 import { withHugePageMalloc } from './hugePageMalloc';
+import { OutputTail } from './outputTail';
 
 /**
  * Where the inference worker runs.
@@ -22,7 +24,10 @@ export interface WorkerHost {
 
 export interface WorkerEvents {
   message(msg: FromWorker): void;
+  /** The worker ended; `reason` ends with the last line it wrote to stderr, where it wrote one. */
   exit(reason: string): void;
+  /** A line the worker wrote to stdout or stderr (onnxruntime's warnings, a native crash's last words). */
+  output(line: string): void;
 }
 
 export function startWorker(kind: WorkerKind, script: string, events: WorkerEvents): WorkerHost {
@@ -35,17 +40,21 @@ function startProcess(script: string, events: WorkerEvents): WorkerHost {
     env: withHugePageMalloc({ ...process.env, ELECTRON_RUN_AS_NODE: '1' }),
     execArgv: [],
     serialization: 'advanced',
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    // Piped, not inherited: inside the editor the extension host's own stderr is seen by no one, and the
+    // worker's last words (a native loader's message, an abort) must reach Ghostline's log.
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
+  const tail = readOutput([child.stdout, child.stderr], events);
   let exited = false;
   const exit = (reason: string) => {
     if (exited) return;
     exited = true;
-    events.exit(reason);
+    events.exit(tail.explain(reason));
   };
   child.on('message', (m) => events.message(m as FromWorker));
   child.on('error', (err) => exit(`the inference worker failed: ${err.message}`));
-  child.on('exit', (code, signal) => exit(`the inference worker exited (${signal ? `signal ${signal}` : `code ${code}`})`));
+  // 'close', not 'exit': it comes after the pipes are drained, so the last output is in the message.
+  child.on('close', (code, signal) => exit(`the inference worker exited (${signal ? `signal ${signal}` : `code ${code}`})`));
   child.unref();
   (child.channel as { unref?: () => void } | undefined)?.unref?.();
   return {
@@ -73,12 +82,13 @@ function startProcess(script: string, events: WorkerEvents): WorkerHost {
 }
 
 function startThread(script: string, events: WorkerEvents): WorkerHost {
-  const w = new Worker(script);
+  const w = new Worker(script, { stdout: true, stderr: true });
+  const tail = readOutput([w.stdout, w.stderr], events);
   let exited = false;
   const exit = (reason: string) => {
     if (exited) return;
     exited = true;
-    events.exit(reason);
+    events.exit(tail.explain(reason));
   };
   w.on('message', (m: FromWorker) => events.message(m));
   w.on('error', (err) => exit(`the inference worker crashed: ${err.message}`));
@@ -91,4 +101,19 @@ function startThread(script: string, events: WorkerEvents): WorkerHost {
       await w.terminate();
     },
   };
+}
+
+/** Forwards the worker's output line by line and keeps the last of it for the exit message. */
+function readOutput(streams: (Readable | null)[], events: WorkerEvents): OutputTail {
+  const tail = new OutputTail();
+  for (const stream of streams) {
+    if (!stream) continue;
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      for (const line of tail.push(chunk)) events.output(line);
+    });
+    // The pipes must not keep an idle host alive: the child's own ref (setBusy) decides that.
+    (stream as { unref?: () => void }).unref?.();
+  }
+  return tail;
 }

@@ -2,8 +2,9 @@
 // It runs as a child process (default: a native crash or a kill cannot take the editor down) or as a
 // worker thread; the messages are the same.
 import { parentPort } from 'node:worker_threads';
-import { Engine } from './engine';
+import type { Engine } from './engine';
 import { anonHugePageBytes } from './hugePageBytes';
+import { loadEngineModule } from './loadEngine';
 import { cancelledResult } from '../shared/cancelledResult';
 import { errorMessage } from '../shared/errors';
 import type { FromWorker, ToWorker } from '../shared/protocol';
@@ -87,7 +88,7 @@ port.on('message', (msg: ToWorker) => {
 
 async function load(id: number, dir: string, options: Parameters<typeof Engine.load>[1]) {
   try {
-    const next = await Engine.load(dir, options);
+    const next = await (await loadEngineModule()).Engine.load(dir, options);
     const old = engine;
     engine = next;
     if (old) await old.dispose(); // frees the old session's memory
