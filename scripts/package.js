@@ -10,6 +10,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { TARGETS, hostTarget, nativeDir, targetOf } = require('./vsix-targets');
 const { checkVsix } = require('./vsix-check');
+const { readFacts, requirementsOf } = require('./native-facts');
 
 const root = path.resolve(__dirname, '..');
 
@@ -46,6 +47,7 @@ function packageTarget(target, outDir) {
   const out = path.join(outDir, `ghostline-${target}.vsix`);
   fs.rmSync(out, { force: true });
   try {
+    writeNativeRequirements(target);
     execFileSync(
       process.execPath,
       [require.resolve('@vscode/vsce/vsce', { paths: [root] }), 'package', '--target', target, '--ignoreFile', ignore, '--out', out],
@@ -53,8 +55,24 @@ function packageTarget(target, outDir) {
     );
   } finally {
     fs.rmSync(ignore, { force: true });
+    // Only a package says which platform it is for: the development folder runs on any.
+    fs.rmSync(path.join(root, 'dist', 'native.json'), { force: true });
   }
   return out;
+}
+
+/**
+ * dist/native.json: what this target's binaries need from the machine (minimum macOS, glibc, the Visual C++
+ * runtime DLLs), read from their headers. The engine checks it before it starts the worker.
+ * @param {string} target
+ */
+function writeNativeRequirements(target) {
+  const t = targetOf(target);
+  const dir = path.join(root, nativeDir(t));
+  const facts = [t.binding, t.runtime].map((f) => readFacts(fs.readFileSync(path.join(dir, f))));
+  const onnxruntime = JSON.parse(fs.readFileSync(path.join(root, 'node_modules', 'onnxruntime-node', 'package.json'), 'utf8')).version;
+  const req = { target, onnxruntime, ...requirementsOf(facts[0], facts[1]) };
+  fs.writeFileSync(path.join(root, 'dist', 'native.json'), `${JSON.stringify(req, null, 2)}\n`);
 }
 
 async function main() {

@@ -5,6 +5,7 @@ const path = require('node:path');
 const yauzl = require('yauzl');
 const grammars = require('../src/completion/syntax/grammars.json');
 const { MAX_VSIX_BYTES, ORT_BIN, nativeDir, targetOf } = require('./vsix-targets');
+const { VC_RUNTIME, readFacts, requirementsOf } = require('./native-facts');
 
 const EXT = 'extension/';
 const MODEL = 'models/ghostline-code-small';
@@ -72,6 +73,7 @@ async function checkVsix(file, targetName) {
       'dist/extension.js',
       'dist/worker.js',
       'dist/cli.js',
+      'dist/native.json',
       ...wasm,
       `${MODEL}/config.json`,
       `${MODEL}/tokenizer.json`,
@@ -105,13 +107,7 @@ async function checkVsix(file, targetName) {
       if (f.startsWith('node_modules/') && !/^node_modules\/onnxruntime-(node|common)\//.test(f)) problems.push(`bundled dependency shipped again: ${f}`);
       for (const [re, why] of forbidden) if (re.test(f)) problems.push(`${why}: ${f}`);
     }
-    // The binding must name the runtime library this package carries (its ELF NEEDED, Mach-O load command or
-    // PE import): a renamed library in a new onnxruntime release would otherwise ship a binding that cannot load.
-    const bindingName = `${EXT}${nativeDir(target)}/${target.binding}`;
-    if (zip.names.includes(bindingName)) {
-      const binding = await zip.read(bindingName);
-      if (!binding.includes(Buffer.from(target.runtime))) problems.push(`${target.binding} does not link ${target.runtime}`);
-    }
+    problems.push(...(await checkNative(zip, target, targetName)));
     const manifest = JSON.parse((await zip.read(`${EXT}package.json`)).toString('utf8'));
     if (manifest.main !== './dist/extension.js') problems.push(`package.json main is ${manifest.main}`);
     const vsixManifest = (await zip.read('extension.vsixmanifest')).toString('utf8');
@@ -120,6 +116,68 @@ async function checkVsix(file, targetName) {
     zip.close();
   }
   return problems;
+}
+
+/**
+ * The native files read from their headers: built for the target's machine, the binding linking the library
+ * this package carries (a renamed library in a new onnxruntime release would otherwise ship a binding that
+ * cannot load), no system dependency outside what each OS has (plus the Visual C++ runtime on Windows, which
+ * the load failure's hint names), and dist/native.json saying what they really need.
+ * @param {Awaited<ReturnType<typeof openZip>>} zip
+ * @param {import('./vsix-targets').VsixTarget} target
+ * @param {string} targetName
+ * @returns {Promise<string[]>}
+ */
+async function checkNative(zip, target, targetName) {
+  const at = `${EXT}${nativeDir(target)}/`;
+  if (!zip.names.includes(at + target.binding) || !zip.names.includes(at + target.runtime)) return [];
+  /** @type {string[]} */
+  const problems = [];
+  const binding = readFacts(await zip.read(at + target.binding));
+  const runtime = readFacts(await zip.read(at + target.runtime));
+  for (const [name, f] of [
+    [target.binding, binding],
+    [target.runtime, runtime],
+  ]) {
+    if (typeof f === 'string' || typeof name !== 'string') continue;
+    if (f.machine !== target.arch) problems.push(`${name} is built for ${f.machine}, not ${target.arch}`);
+  }
+  const links =
+    binding.format === 'elf' ? binding.needed : binding.format === 'macho' ? binding.dylibs.map((d) => d.replace(/^@rpath\//, '')) : binding.imports;
+  if (!links.some((l) => l.toLowerCase() === target.runtime.toLowerCase()))
+    problems.push(`${target.binding} does not link ${target.runtime} (it links ${links.join(', ')})`);
+  const outside = systemDependenciesOutside(binding, runtime, target.runtime);
+  if (outside.length > 0) problems.push(`the native files need libraries the OS does not provide: ${outside.join(', ')}`);
+  const written = JSON.parse((await zip.read(`${EXT}dist/native.json`).catch(() => Buffer.from('{}'))).toString('utf8'));
+  const expected = { target: targetName, ...requirementsOf(binding, runtime) };
+  for (const [key, value] of Object.entries(expected)) {
+    if (JSON.stringify(written[key]) !== JSON.stringify(value))
+      problems.push(`dist/native.json says ${key} ${JSON.stringify(written[key])}, the binaries ${JSON.stringify(value)}`);
+  }
+  return problems;
+}
+
+// What each OS provides to every process: on Windows the system DLLs (and the Visual C++ runtime, which the
+// hint names); on macOS the system's libraries and frameworks; on Linux the C and C++ runtimes.
+const WINDOWS_SYSTEM = /^(api-ms-win-.*|kernel32|user32|shell32|setupapi|dbghelp|advapi32|ole32|oleaut32|ws2_32|bcrypt|ntdll|d3d12|dxgi|node)\.(dll|exe)$/i;
+const MAC_SYSTEM = /^(\/System\/Library\/Frameworks\/|\/usr\/lib\/)/;
+const LINUX_SYSTEM = /^(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux-[\w-]+)\.so\.\d+$/;
+
+/**
+ * @param {import('./native-facts').NativeFacts} binding
+ * @param {import('./native-facts').NativeFacts} runtime
+ * @param {string} ownLibrary
+ */
+function systemDependenciesOutside(binding, runtime, ownLibrary) {
+  /** @type {string[]} */
+  const deps = [];
+  for (const f of [binding, runtime]) {
+    if (f.format === 'elf') deps.push(...f.needed.filter((d) => !LINUX_SYSTEM.test(d)));
+    // Delay-loaded DLLs are loaded only by the providers that use them (DirectML, WebGPU), never by the CPU one.
+    if (f.format === 'pe') deps.push(...f.imports.filter((d) => !WINDOWS_SYSTEM.test(d) && !VC_RUNTIME.test(d)));
+    if (f.format === 'macho') deps.push(...f.dylibs.filter((d) => !MAC_SYSTEM.test(d)).map((d) => d.replace(/^@rpath\//, '')));
+  }
+  return [...new Set(deps.filter((d) => d.toLowerCase() !== ownLibrary.toLowerCase()))];
 }
 
 module.exports = { checkVsix, openZip };

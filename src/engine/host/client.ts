@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import { cancelledResult } from '../shared/cancelledResult';
 import type { DecodeOptions } from '../shared/decodeOptions';
 import type { EngineOptions } from '../shared/engineOptions';
+import { NATIVE_LOAD_ERROR } from '../shared/nativeLoad';
+import { readNativeRequirements, thisHost, unmetRequirement } from '../shared/nativeRequirements';
 import type { FromWorker, ToWorker, WorkerStats } from '../shared/protocol';
 import type { Prompt } from '../shared/prompt';
 import type { GenerateHooks, GenerateResult, GenerationStats, ModelInfo } from '../shared/types';
@@ -56,6 +58,7 @@ export class EngineClient {
   private readonly workerKind: WorkerKind;
   private readonly cancelGraceMs: number;
   private readonly onWorkerOutput: (line: string) => void;
+  private nativeChecked: string | null | undefined;
   /** The slowest model step seen (a prefill chunk or a decode step): a cancel may wait for one. */
   private slowestStepMs = 0;
   /** Called when the worker exits unexpectedly or is replaced by the watchdog (for logs and the status bar). */
@@ -77,6 +80,8 @@ export class EngineClient {
 
   /** Loads (or switches to) a model; the worker frees the previous session. */
   load(modelDir: string, options: EngineOptions = {}): Promise<ModelInfo> {
+    const unmet = this.nativeProblem();
+    if (unmet) return Promise.reject(new EngineError(`the local engine cannot run on this machine: ${unmet}`, NATIVE_LOAD_ERROR));
     const p = this.request<Reply<'loaded'>>({ type: 'load', id: 0, modelDir, options }).then((r) => {
       this.loaded = { modelDir, options, info: r.info };
       return r.info;
@@ -142,6 +147,15 @@ export class EngineClient {
   /** Kills the worker as a crash would (tests of recovery). */
   async killWorkerForTest(): Promise<void> {
     await this.worker?.kill();
+  }
+
+  /** What the package's dist/native.json says stands in the way on this machine (checked once, before any worker starts). */
+  private nativeProblem(): string | null {
+    if (this.nativeChecked === undefined) {
+      const req = readNativeRequirements(path.dirname(this.workerPath));
+      this.nativeChecked = req ? unmetRequirement(req, thisHost()) : null;
+    }
+    return this.nativeChecked;
   }
 
   private async ensureModel(): Promise<void> {

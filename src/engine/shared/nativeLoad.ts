@@ -9,6 +9,8 @@
 export interface NativeHost {
   platform: string;
   arch: string;
+  /** The Visual C++ runtime DLLs the package imports (dist/native.json), named in the Windows hint. */
+  vcRuntimeDlls?: string[];
 }
 
 export interface NativeLoadFailure {
@@ -47,7 +49,8 @@ const RULES: Rule[] = [
     // Windows error 126: a DLL the binding or onnxruntime.dll imports is not found; nearly always the C++ runtime.
     test: (m, h) => h.platform === 'win32' && /specified module could not be found/i.test(m),
     hint: (h) =>
-      `Install the Microsoft Visual C++ Redistributable for Visual Studio 2015-2022 (${h.arch}) from ${vcRedistUrl(h.arch)} and reload the window; ` +
+      `Install the Microsoft Visual C++ Redistributable for Visual Studio 2015-2022 (${h.arch}) from ${vcRedistUrl(h.arch)} and reload the window` +
+      `${h.vcRuntimeDlls?.length ? ` (the engine imports ${h.vcRuntimeDlls.join(', ')} from it)` : ''}; ` +
       'if it is installed, the extension folder is incomplete: reinstall Ghostline.',
   },
   {

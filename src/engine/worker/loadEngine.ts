@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { readNativeRequirements } from '../shared/nativeRequirements';
 import { explainNativeLoad, NATIVE_LOAD_ERROR, nativeLoadMessage, type NativeLoadFailure } from '../shared/nativeLoad';
 
 /** A failed load of onnxruntime-node's native code: the OS message, the file it names and what to do. */
@@ -24,7 +25,8 @@ export async function loadEngineModule(): Promise<EngineModule> {
     loaded = await import('./engine');
     return loaded;
   } catch (err) {
-    throw new NativeLoadError(explainNativeLoad(err, bindingPath(), { platform: process.platform, arch: process.arch }));
+    const vcRuntimeDlls = readNativeRequirements(__dirname)?.vcRuntimeDlls;
+    throw new NativeLoadError(explainNativeLoad(err, bindingPath(), { platform: process.platform, arch: process.arch, vcRuntimeDlls }));
   }
 }
 
