@@ -16,7 +16,16 @@ export function toLf(text: string): string {
   return text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text;
 }
 
-/** An LF-only `text` with the document's line ending (`eol`). */
+/** `text` with the document's line ending (`eol`) and no other. */
 export function toEol(text: string, eol: '\n' | '\r\n'): string {
-  return eol === '\n' ? text : toLf(text).replace(/\n/g, eol);
+  return eol === '\n' ? toLf(text) : toLf(text).replace(/\n/g, eol);
+}
+
+/**
+ * `original` with the LF-only `text` inserted at `offset`, in the document's line ending: what Generate from
+ * Selection's review shows, so that it is byte for byte what Insert will write (a CRLF file reviewed with LF
+ * lines in it would show line endings the insert never writes).
+ */
+export function withInsertion(original: string, offset: number, text: string, eol: '\n' | '\r\n'): string {
+  return original.slice(0, offset) + toEol(text, eol) + original.slice(offset);
 }

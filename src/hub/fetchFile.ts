@@ -10,6 +10,7 @@ import type { FileMetadata } from './hubClient';
 import { DEFAULT_RESERVE, ensureKind, fileSize, freeBytes, openPart, sha256File } from './localFiles';
 import { downloadCancelled, RetryNow, withRetries } from './retry';
 import { writeBody, type BodyLimits } from './writeBody';
+import { renameWhenFree } from '../platform/folderSwap';
 
 /**
  * One file of a download: fetched into `<dest>.part`, resumed with a Range request after a dropped connection
@@ -226,6 +227,9 @@ async function verifyAndRename(c: FetchContext, part: string): Promise<{ size: n
       );
     }
   }
-  fs.renameSync(part, c.dest);
+  // Just hashed and closed: an antivirus may be scanning it now, which on Windows refuses the rename for a moment.
+  await renameWhenFree(part, c.dest, `move the finished download to ${c.dest}`, {
+    hint: 'An antivirus or another program is holding the file; try again in a moment.',
+  });
   return { size, sha256 };
 }

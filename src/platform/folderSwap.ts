@@ -23,14 +23,19 @@ export interface FolderSwapOptions extends LockRetryOptions {
   log?: (message: string) => void;
 }
 
-export const IN_USE_HINT = 'Close the model in use (select another model, or close the program using it), or pick another output folder, then try again.';
+export const IN_USE_HINT =
+  'Close the model in use (select another model in every VS Code window that uses it, or close the program using it), or pick another output folder, then try again.';
 
 /** `<dir>.tmp-old-<pid>-<time>`: a name installedModels.ts never lists as a model. */
 export function asideName(dir: string): string {
   return `${dir}.tmp-old-${process.pid}-${Date.now().toString(36)}`;
 }
 
-async function rename(from: string, to: string, what: string, o: FolderSwapOptions): Promise<void> {
+/**
+ * Renames a file or folder, retrying while another program holds it (Windows: an antivirus scanning a file just
+ * written); a lock that stays becomes FileInUseError naming `from`, `what` failed and what to do.
+ */
+export async function renameWhenFree(from: string, to: string, what: string, o: FolderSwapOptions = {}): Promise<void> {
   const f = o.fs ?? fs;
   try {
     await retryWhileLocked(() => f.renameSync(from, to), o);
@@ -55,7 +60,7 @@ export async function removeFolder(dir: string, o: FolderSwapOptions = {}): Prom
   const f = o.fs ?? fs;
   if (!f.existsSync(dir)) return;
   const aside = asideName(dir);
-  await rename(dir, aside, `delete ${dir}`, o);
+  await renameWhenFree(dir, aside, `delete ${dir}`, o);
   await dropAside(aside, o);
 }
 
@@ -66,11 +71,11 @@ export async function removeFolder(dir: string, o: FolderSwapOptions = {}): Prom
 export async function moveFolderInto(from: string, to: string, o: FolderSwapOptions = {}): Promise<void> {
   const f = o.fs ?? fs;
   const aside = f.existsSync(to) ? asideName(to) : undefined;
-  if (aside) await rename(to, aside, `replace ${to}`, o);
+  if (aside) await renameWhenFree(to, aside, `replace ${to}`, o);
   try {
-    await rename(from, to, `rename ${from} to ${to}`, o);
+    await renameWhenFree(from, to, `rename ${from} to ${to}`, o);
   } catch (e) {
-    if (aside) await rename(aside, to, `restore ${to}`, o).catch(() => o.log?.(`the previous ${to} is kept as ${aside}`));
+    if (aside) await renameWhenFree(aside, to, `restore ${to}`, o).catch(() => o.log?.(`the previous ${to} is kept as ${aside}`));
     throw e;
   }
   if (aside) await dropAside(aside, o);

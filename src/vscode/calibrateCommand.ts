@@ -123,7 +123,7 @@ export async function calibrateWorkspace(d: CalibrateDeps, args: CalibrateArgs =
     source: before.calibrationSource ?? 'none',
   });
   // The fit is saved only when it is not worse than what the model had (keepBetterFit); the report is written either way.
-  const dir = report.inUse === 'own' ? d.calibrations.save(key, calibration, report) : d.calibrations.reportFolder(key);
+  const dir = report.inUse === 'own' ? await d.calibrations.save(key, calibration, report) : d.calibrations.reportFolder(key);
   fs.writeFileSync(path.join(dir, 'curve.svg'), curveSvg(report.curve, report.threshold));
   const md = path.join(dir, 'ghostline-calibration-report.md');
   fs.writeFileSync(md, reportMarkdown(report, 'curve.svg'));

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { type Calibration, parseCalibration } from '../completion/gate/calibration';
 import type { WorkspaceCalibrationReport } from '../completion/calibrate/fitWorkspace';
+import { renameWhenFree } from '../platform/folderSwap';
 
 /**
  * Calibrations fitted by "Calibrate for This Workspace", one per model (a local model folder and file, or a
@@ -34,12 +35,18 @@ export class CalibrationStore {
   }
 
   /** Saves a fit and its report; the model uses it from its next suggestion on. Returns the report's folder. */
-  save(key: string, calibration: Calibration, report: WorkspaceCalibrationReport): string {
+  async save(key: string, calibration: Calibration, report: WorkspaceCalibrationReport): Promise<string> {
     fs.mkdirSync(this.dir, { recursive: true });
     const file = this.file(key);
     const tmp = `${file}.${process.pid}.tmp`;
     fs.writeFileSync(tmp, `${JSON.stringify({ key, calibration, report }, null, 2)}\n`);
-    fs.renameSync(tmp, file);
+    // Another window's worker may be reading it (Windows refuses the rename meanwhile): retried, then named.
+    await renameWhenFree(tmp, file, `save the calibration ${file}`, { hint: 'Another VS Code window may be reading it; run the calibration again.' }).catch(
+      (e) => {
+        fs.rmSync(tmp, { force: true });
+        throw e;
+      },
+    );
     this.loaded.set(key, calibration);
     return this.reportFolder(key);
   }

@@ -4,7 +4,7 @@ import type { CompletionService } from '../completion/completionService';
 import { generateAt, type GenerateOutcome } from '../completion/generate/generateAt';
 import { type GenerateIntent, planGeneration } from '../completion/generate/plan';
 import type { Generator } from '../completion/generator';
-import { toEol } from '../completion/lineEndings';
+import { toEol, withInsertion } from '../completion/lineEndings';
 import type { Config } from './config';
 import { documentSource } from './documentSource';
 import { REVIEW_SCHEME, type ReviewDocuments } from './reviewDocuments';
@@ -85,7 +85,7 @@ export async function generateFromSelection(deps: GenerateDeps, args: GenerateAr
       const insertAt = doc.offsetAt(new vscode.Position(out.plan.insertAt.line, out.plan.insertAt.character));
       const unfinished = out.text === null && (out.droppedBy === 'dropParseErrors' || out.droppedBy === 'dropUnclosedBlock');
       const text = out.text ?? (unfinished ? (out.beforeDrop ?? '').trimEnd() : null);
-      deps.review.set(right, text === null ? original : original.slice(0, insertAt) + text + original.slice(insertAt));
+      deps.review.set(right, text === null ? original : withInsertion(original, insertAt, text, eolOf(doc)));
       let choice: string | undefined;
       const line = out.plan.insertAt.line + 1;
       if (text === null || text.trim() === '') {
@@ -125,7 +125,7 @@ export async function generateFromSelection(deps: GenerateDeps, args: GenerateAr
       if ((choice !== 'Insert' && choice !== 'Insert anyway') || !text) return null;
       if (doc.version !== versionAtStart) deps.log.warn('the document changed while generating; inserting at the original position');
       const edit = new vscode.WorkspaceEdit();
-      edit.insert(doc.uri, doc.positionAt(insertAt), toEol(text, doc.eol === vscode.EndOfLine.CRLF ? '\r\n' : '\n')); // lineEndings.ts
+      edit.insert(doc.uri, doc.positionAt(insertAt), toEol(text, eolOf(doc))); // lineEndings.ts
       return (await vscode.workspace.applyEdit(edit)) ? text : null;
     }
   } finally {
@@ -180,7 +180,7 @@ async function runOnce(
               if (now - lastPush < STREAM_EVERY_MS) return;
               lastPush = now;
               if (insertAt < 0) insertAt = insertionOffset(doc, selection);
-              deps.review.set(run.right, run.original.slice(0, insertAt) + soFar + run.original.slice(insertAt));
+              deps.review.set(run.right, withInsertion(run.original, insertAt, soFar, eolOf(doc)));
               if (!opened) {
                 opened = true;
                 void openReview(run);
@@ -238,3 +238,5 @@ async function closeReview(right: vscode.Uri): Promise<void> {
     .filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === right.toString());
   if (tabs.length > 0) await vscode.window.tabGroups.close(tabs).then(undefined, () => undefined);
 }
+
+const eolOf = (doc: vscode.TextDocument): '\n' | '\r\n' => (doc.eol === vscode.EndOfLine.CRLF ? '\r\n' : '\n');

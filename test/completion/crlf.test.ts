@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { CompletionService } from '../../src/completion/completionService';
 import { positionAt, textSource } from '../../src/completion/context/documentContext';
 import { postProcess } from '../../src/completion/filters/pipeline';
-import { toEol, toLf } from '../../src/completion/lineEndings';
+import { toEol, toLf, withInsertion } from '../../src/completion/lineEndings';
 import { pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../../src/completion/settings';
 import { SyntaxRefiner } from '../../src/completion/syntax/syntaxRefiner';
@@ -117,4 +117,18 @@ test("a multi-line suggestion takes the document's line ending", () => {
   const after = doc.slice(0, at) + win + doc.slice(at);
   assert.ok(!/\r(?!\n)|(?<!\r)\n/.test(after), JSON.stringify(after));
   assert.equal(toLf(after), BEFORE + s + AFTER);
+});
+
+test("Generate from Selection's review shows the file as Insert will write it: CRLF stays CRLF, mixed files keep their own lines", () => {
+  const crlf = 'def f(x):\r\n    return x\r\n\r\nprint(f(1))\r\n';
+  const at = crlf.indexOf('\r\nprint') + 2;
+  const review = withInsertion(crlf, at, 'def g(y):\n    return y\n', '\r\n');
+  assert.equal(review, 'def f(x):\r\n    return x\r\n\r\ndef g(y):\r\n    return y\r\nprint(f(1))\r\n');
+  assert.equal(review.replace(/\r\n/g, '').includes('\n'), false);
+  // A file with a stray LF line keeps it as it is; only the inserted text takes the document's line ending.
+  const mixed = 'a = 1\r\nb = 2\nc = 3\r\n';
+  assert.equal(withInsertion(mixed, mixed.length, 'd = 4\ne = 5\n', '\r\n'), 'a = 1\r\nb = 2\nc = 3\r\nd = 4\r\ne = 5\r\n');
+  // The model's own CRLF is not doubled.
+  assert.equal(withInsertion('x\r\n', 3, 'y\r\nz\n', '\r\n'), 'x\r\ny\r\nz\r\n');
+  assert.equal(withInsertion('x\n', 2, 'y\r\nz\n', '\n'), 'x\ny\nz\n');
 });

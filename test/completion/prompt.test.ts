@@ -112,3 +112,15 @@ describe('the middle starts at an anchor line, so Enter does not re-run the suff
     assert.equal(MIDDLE_ANCHOR_LINES, 8);
   });
 });
+
+test('Windows paths reach the prompt with `/`: the same project gives the same prompt on every platform', () => {
+  const sep = pickFimTemplate(new Set(['<fim_prefix>', '<fim_suffix>', '<fim_middle>', '<file_sep>']))!;
+  const plain = pickFimTemplate(new Set(['<｜fim▁begin｜>', '<｜fim▁hole｜>', '<｜fim▁end｜>']));
+  for (const t of [sep, plain]) {
+    const windows = buildPrompt(ctx, t, [{ path: 'src\\util\\g.py', text: 'def g(): pass' }], 'src\\main.py', { languageId: 'python' });
+    const posix = buildPrompt(ctx, t, [{ path: 'src/util/g.py', text: 'def g(): pass' }], 'src/main.py', { languageId: 'python' });
+    assert.equal(promptText(windows.prompt), promptText(posix.prompt));
+    assert.ok(promptText(posix.prompt).includes('src/util/g.py'));
+    assert.ok(!promptText(windows.prompt).includes('\\'));
+  }
+});

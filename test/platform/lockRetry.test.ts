@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { type FolderFs, moveFolderInto, removeFolder } from '../../src/platform/folderSwap';
+import { type FolderFs, moveFolderInto, removeFolder, renameWhenFree } from '../../src/platform/folderSwap';
 import { FileInUseError, isLockError, retryWhileLocked } from '../../src/platform/lockRetry';
 
 /**
@@ -165,4 +165,31 @@ test('moveFolderInto and removeFolder on the real file system', async () => {
   await removeFolder(to); // already gone: nothing to do
   assert.deepEqual(fs.readdirSync(path.dirname(to)), []);
   fs.rmSync(root, { recursive: true, force: true });
+});
+
+test('renameWhenFree: a finished download held by a scan for a moment is moved; one held for good is named', async () => {
+  let refusals = 2;
+  const renamed: string[] = [];
+  const scanned: FolderFs = {
+    renameSync: (from, to) => {
+      if (refusals-- > 0) throw errno('EBUSY', from);
+      renamed.push(`${from} -> ${to}`);
+    },
+    rmSync: () => undefined,
+    existsSync: () => true,
+  };
+  await renameWhenFree('C:\\m\\model.onnx.part', 'C:\\m\\model.onnx', 'move the finished download', { ...win, fs: scanned });
+  assert.deepEqual(renamed, ['C:\\m\\model.onnx.part -> C:\\m\\model.onnx']);
+  const heldForGood: FolderFs = {
+    ...scanned,
+    renameSync: (from) => {
+      throw errno('EPERM', from);
+    },
+  };
+  await assert.rejects(
+    renameWhenFree('C:\\m\\model.onnx.part', 'C:\\m\\model.onnx', 'move the finished download', { ...win, fs: heldForGood, hint: 'Try again in a moment.' }),
+    (e: unknown) =>
+      e instanceof FileInUseError &&
+      /cannot move the finished download: a file in C:\\m\\model\.onnx\.part is open in another program \(EPERM\)\. Try again in a moment\./.test(e.message),
+  );
 });

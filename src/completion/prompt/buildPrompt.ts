@@ -77,12 +77,20 @@ export function buildPrompt(ctx: DocumentContext, template: FimTemplate | null, 
   const head: PromptPart[] = [];
   if (template.fileHeader && extra.length > 0) {
     if (template.repoHeader && place.repoName) head.push(...template.repoHeader(place.repoName));
-    for (const c of extra) head.push(...template.fileHeader(c.path), text(c.text + (c.text.endsWith('\n') ? '' : '\n')));
-    head.push(...template.fileHeader(path));
+    for (const c of extra) head.push(...template.fileHeader(promptPath(c.path)), text(c.text + (c.text.endsWith('\n') ? '' : '\n')));
+    head.push(...template.fileHeader(promptPath(path)));
   }
   const prompt = [...head, ...template.fim(commented + prefix, ctx.lineSuffix + ctx.suffix)];
   if (middle) prompt.push(text(middle));
   return { prompt, middle };
+}
+
+/**
+ * A path as the models saw paths in training: with `/`. VS Code gives workspace-relative paths with `\` on
+ * Windows, which would make the same project's prompt differ by platform (and waste tokens on `\`).
+ */
+export function promptPath(p: string): string {
+  return p.replace(/\\/g, '/');
 }
 
 const HASH_COMMENT = new Set(['python', 'shellscript', 'ruby', 'perl', 'r', 'yaml', 'toml', 'dockerfile', 'makefile', 'powershell', 'elixir', 'julia', 'nim']);
@@ -93,7 +101,7 @@ export function commentedContext(extra: readonly ExtraChunk[], languageId = ''):
   const mark = HASH_COMMENT.has(languageId) ? '#' : DASH_COMMENT.has(languageId) ? '--' : '//';
   const out: string[] = [];
   for (const c of extra) {
-    out.push(`${mark} Path: ${c.path}`);
+    out.push(`${mark} Path: ${promptPath(c.path)}`);
     for (const line of c.text.replace(/\n$/, '').split('\n')) out.push(line ? `${mark} ${line}` : mark);
     out.push('');
   }
