@@ -10,6 +10,8 @@
 //   6. llama-server  *.llama.test.js: tests against a real llama-server (built once from source: cmake, git)
 //   7. package       node scripts/package.js --all (one .vsix per platform, each checked), then
 //                    test/package/vsix.test.js reads every .vsix
+//   7b. platforms    node scripts/smoke-packaged.js: the linux-x64, linux-arm64 (qemu-user) and win32-x64 (Wine)
+//                    packages run with Node for their platform (needs root once, for apt and binfmt_misc)
 //   8. code-server   node scripts/setup-code-server.js  (once; cached in .e2e/)
 //   9. integration   node scripts/run-integration.js    (test/integration in a real extension host)
 //  10. browser e2e   node test/e2e/browser.e2e.js --vsix ghostline-<this platform>.vsix (the package installed
@@ -145,6 +147,8 @@ const steps = [
     },
     full: true,
   },
+  // linux-x64 natively, linux-arm64 under qemu-user, win32-x64 under Wine: about 40 s once Node for each is cached.
+  { name: 'platforms', run: () => run(node, ['scripts/smoke-packaged.js']), full: true },
   { name: 'code-server', run: () => run(node, ['scripts/setup-code-server.js']), critical: true, full: true },
   { name: 'integration', run: () => run(node, ['scripts/run-integration.js']), full: true, skip: noIntegration },
   {

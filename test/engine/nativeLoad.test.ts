@@ -26,6 +26,13 @@ const cases: { name: string; host: { platform: string; arch: string }; message: 
     hint: /vc_redist\.arm64\.exe/,
   },
   {
+    name: 'Windows in another language, and Wine, word error 126 their own way',
+    host: { platform: 'win32', arch: 'x64' },
+    message: 'Das angegebene Modul wurde nicht gefunden.\r\n\\\\?\\C:\\ext\\onnxruntime_binding.node',
+    file: '\\\\?\\C:\\ext\\onnxruntime_binding.node',
+    hint: /Visual C\+\+ Redistributable/,
+  },
+  {
     name: 'Windows with an old msvcp140.dll loaded first (error 1114)',
     host: { platform: 'win32', arch: 'x64' },
     message: 'A dynamic link library (DLL) initialization routine failed.\r\n\\\\?\\C:\\ext\\onnxruntime_binding.node',

@@ -46,14 +46,6 @@ const RULES: Rule[] = [
       `install the package for this platform from the Marketplace, ${TEAM_SERVER}.`,
   },
   {
-    // Windows error 126: a DLL the binding or onnxruntime.dll imports is not found; nearly always the C++ runtime.
-    test: (m, h) => h.platform === 'win32' && /specified module could not be found/i.test(m),
-    hint: (h) =>
-      `Install the Microsoft Visual C++ Redistributable for Visual Studio 2015-2022 (${h.arch}) from ${vcRedistUrl(h.arch)} and reload the window` +
-      `${h.vcRuntimeDlls?.length ? ` (the engine imports ${h.vcRuntimeDlls.join(', ')} from it)` : ''}; ` +
-      'if it is installed, the extension folder is incomplete: reinstall Ghostline.',
-  },
-  {
     // Windows error 1114: an older msvcp140.dll was loaded first (from PATH or already in the process).
     test: (m, h) => h.platform === 'win32' && /dynamic link library \(DLL\) initialization routine failed/i.test(m),
     hint: (h) =>
@@ -63,6 +55,16 @@ const RULES: Rule[] = [
   {
     test: (m, h) => h.platform === 'win32' && /not a valid Win32 application/i.test(m),
     hint: (h) => `The native file is damaged or for another architecture than ${h.arch}: reinstall Ghostline.`,
+  },
+  {
+    // Any other Windows load failure: error 126 (a DLL the binding or onnxruntime.dll imports is not found), nearly
+    // always the C++ runtime. Matched last among the Windows rules and by platform, not by wording: Windows words
+    // it in the user's language ("The specified module could not be found.", "Das angegebene Modul ...").
+    test: (_m, h) => h.platform === 'win32',
+    hint: (h) =>
+      `Install the Microsoft Visual C++ Redistributable for Visual Studio 2015-2022 (${h.arch}) from ${vcRedistUrl(h.arch)} and reload the window` +
+      `${h.vcRuntimeDlls?.length ? ` (the engine imports ${h.vcRuntimeDlls.join(', ')} from it)` : ''}; ` +
+      'if it is installed, the extension folder is incomplete: reinstall Ghostline.',
   },
   {
     test: (m, h) => h.platform === 'darwin' && /built for (newer )?macOS( version)?|minimum (macOS|OS) version/i.test(m),
