@@ -7,7 +7,9 @@
 //   node scripts/run-integration.js --electron  @vscode/test-electron (desktop VS Code; downloads VS Code,
 //                                                so it needs internet, and a display or xvfb-run on Linux)
 // Options: --build (esbuild + tsc first), --grep <regexp>, --timeout <seconds> (whole run, default 600),
-//          --vscode-version <v> (with --electron; default: stable).
+//          --vscode-version <v> (with --electron; default: stable),
+//          --vsix <file> (run the suite against that package, unpacked as VS Code installs it, instead of this
+//          folder: `--vsix ghostline-<platform>.vsix --grep platform` is the platform smoke of the CI matrix).
 // Exit code: 0 when every test passed. The JSON summary is written to <run folder>/results.json and copied
 // to test-results/integration.json.
 
@@ -28,6 +30,7 @@ const EXTENSION_ID = 'ghostline.ghostline';
  * @property {string | undefined} grep
  * @property {number} timeoutS
  * @property {string | undefined} vscodeVersion
+ * @property {string | undefined} vsix
  */
 /**
  * The JSON summary the suite writes (results.json; its type lives in test/integration/harness.ts).
@@ -37,7 +40,7 @@ const EXTENSION_ID = 'ghostline.ghostline';
 /** @param {string[]} argv */
 function parseArgs(argv) {
   /** @type {Options} */
-  const opts = { electron: false, build: false, grep: undefined, timeoutS: 600, vscodeVersion: undefined };
+  const opts = { electron: false, build: false, grep: undefined, timeoutS: 600, vscodeVersion: undefined, vsix: undefined };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--electron') opts.electron = true;
@@ -45,6 +48,7 @@ function parseArgs(argv) {
     else if (a === '--grep') opts.grep = argv[++i];
     else if (a === '--timeout') opts.timeoutS = Number(argv[++i]);
     else if (a === '--vscode-version') opts.vscodeVersion = argv[++i];
+    else if (a === '--vsix') opts.vsix = path.resolve(argv[++i] ?? '');
     else throw new Error(`unknown argument: ${a}`);
   }
   return opts;
@@ -107,6 +111,19 @@ function report(resultsFile, { brief = false } = {}) {
   return summary;
 }
 
+/**
+ * The extension folder the suite runs against: this repository, or the package unpacked as VS Code installs it.
+ * @param {Options} opts
+ * @param {string} runDir
+ */
+async function extensionUnderTest(opts, runDir) {
+  if (!opts.vsix) return ROOT;
+  const { unpackVsix } = require('./vsix-check');
+  const ext = await unpackVsix(opts.vsix, path.join(runDir, 'installed'));
+  log(`running against ${path.basename(opts.vsix)}, unpacked into ${path.relative(ROOT, ext)}`);
+  return ext;
+}
+
 /** @param {Options} opts */
 async function runInCodeServer(opts) {
   const cs = require('./code-server');
@@ -118,13 +135,15 @@ async function runInCodeServer(opts) {
   const env = { GHOSTLINE_TEST_RESULTS: resultsFile };
   if (opts.grep) env.GHOSTLINE_TEST_GREP = opts.grep;
   if (process.env.GHOSTLINE_TEST_MODEL) env.GHOSTLINE_TEST_MODEL = path.resolve(process.env.GHOSTLINE_TEST_MODEL);
+  if (opts.vsix) env.GHOSTLINE_TEST_PACKAGED = '1';
+  const extensionDevelopmentPath = await extensionUnderTest(opts, runDir);
   const server = await cs.startCodeServer({ runDir, quiet: true, env });
   let closeBrowser;
   /** @type {NodeJS.Timeout | undefined} */
   let timer;
   try {
     const workspace = copyWorkspace(path.join(server.runDir, 'workspace'));
-    const url = server.workbenchUrl({ folder: workspace, extensionDevelopmentPath: ROOT, extensionTestsPath: SUITE });
+    const url = server.workbenchUrl({ folder: workspace, extensionDevelopmentPath, extensionTestsPath: SUITE });
     log(`code-server ${server.url} up in ${server.startupMs} ms; run folder ${path.relative(ROOT, server.runDir)}`);
     /** @type {(code: number) => void} */
     let resolveExit = () => {}; // replaced at once by the Promise executor below
@@ -186,11 +205,13 @@ async function runInElectron(opts) {
   const extensionTestsEnv = { GHOSTLINE_TEST_RESULTS: resultsFile };
   if (opts.grep) extensionTestsEnv.GHOSTLINE_TEST_GREP = opts.grep;
   if (process.env.GHOSTLINE_TEST_MODEL) extensionTestsEnv.GHOSTLINE_TEST_MODEL = path.resolve(process.env.GHOSTLINE_TEST_MODEL);
+  if (opts.vsix) extensionTestsEnv.GHOSTLINE_TEST_PACKAGED = '1';
+  const extensionDevelopmentPath = await extensionUnderTest(opts, runDir);
   let code;
   try {
     code = await runTests({
       version: opts.vscodeVersion || process.env.VSCODE_TEST_VERSION || 'stable',
-      extensionDevelopmentPath: ROOT,
+      extensionDevelopmentPath,
       extensionTestsPath: SUITE,
       extensionTestsEnv,
       launchArgs: [workspace, '--user-data-dir', userDataDir, '--extensions-dir', path.join(runDir, 'extensions'), '--disable-telemetry'],
@@ -208,7 +229,8 @@ async function main() {
   const opts = parseArgs(process.argv.slice(2));
   if (opts.build) build();
   if (!fs.existsSync(SUITE)) throw new Error(`${path.relative(ROOT, SUITE)} is missing: run \`npx tsc -p .\` (or pass --build)`);
-  if (!fs.existsSync(path.join(ROOT, 'dist', 'extension.js'))) throw new Error('dist/extension.js is missing: run `node esbuild.js` (or pass --build)');
+  if (!opts.vsix && !fs.existsSync(path.join(ROOT, 'dist', 'extension.js')))
+    throw new Error('dist/extension.js is missing: run `node esbuild.js` (or pass --build)');
   const t0 = Date.now();
   log(`suite ${path.relative(ROOT, SUITE)} for ${EXTENSION_ID} via ${opts.electron ? '@vscode/test-electron' : 'code-server'}`);
   const code = opts.electron ? await runInElectron(opts) : await runInCodeServer(opts);

@@ -20,7 +20,7 @@ const { execFileSync, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { openZip } = require('./vsix-check');
+const { unpackVsix } = require('./vsix-check');
 const { targetOf } = require('./vsix-targets');
 const { nodeFor } = require('./foreign-node');
 
@@ -60,25 +60,6 @@ function parseArgs(argv) {
   }
   for (const t of targets) targetOf(t);
   return { targets, vsixDir, json };
-}
-
-/**
- * The package's files under `dir` (the zip's extension/ folder); returns the extension folder.
- * @param {string} vsix
- * @param {string} dir
- */
-async function unpack(vsix, dir) {
-  const zip = await openZip(vsix);
-  try {
-    for (const name of zip.names.filter((n) => n.startsWith('extension/'))) {
-      const to = path.join(dir, name);
-      fs.mkdirSync(path.dirname(to), { recursive: true });
-      fs.writeFileSync(to, await zip.read(name));
-    }
-  } finally {
-    zip.close();
-  }
-  return path.join(dir, 'extension');
 }
 
 /**
@@ -241,7 +222,7 @@ async function main() {
         console.log(`[smoke] ${path.basename(vsix)} is not built: building it`);
         execFileSync(process.execPath, [path.join(__dirname, 'package.js'), '--target', target, '--out-dir', vsixDir], { stdio: 'inherit' });
       }
-      const ext = await unpack(vsix, path.join(work, target));
+      const ext = await unpackVsix(vsix, path.join(work, target));
       console.log(`[smoke] ${target}: running its package`);
       runs[target] = runTarget(target, ext);
       if (!targets.includes(target)) continue; // the reference only

@@ -14,6 +14,8 @@
 //                    packages run with Node for their platform (needs root once, for apt and binfmt_misc)
 //   8. code-server   node scripts/setup-code-server.js  (once; cached in .e2e/)
 //   9. integration   node scripts/run-integration.js    (test/integration in a real extension host)
+//   9b. package smoke node scripts/run-integration.js --vsix ghostline-<this platform>.vsix --grep ^platform\.itest
+//                    (test/integration/platform.itest.ts against the installed package: what CI's matrix runs)
 //  10. browser e2e   node test/e2e/browser.e2e.js --vsix ghostline-<this platform>.vsix (the package installed
 //                    into a clean code-server profile: what users install, not this folder)
 // Options: --unit (steps 1-4 only, for contributors without root or cmake; it says what it leaves out),
@@ -151,6 +153,17 @@ const steps = [
   { name: 'platforms', run: () => run(node, ['scripts/smoke-packaged.js']), full: true },
   { name: 'code-server', run: () => run(node, ['scripts/setup-code-server.js']), critical: true, full: true },
   { name: 'integration', run: () => run(node, ['scripts/run-integration.js']), full: true, skip: noIntegration },
+  {
+    // The platform smoke of the CI matrix, here against the installed linux-x64 package.
+    name: 'package smoke',
+    run: () => {
+      const vsix = hostVsix();
+      if (!vsix || !fs.existsSync(vsix)) return Promise.resolve(`no .vsix for ${process.platform}-${process.arch}`);
+      return run(node, ['scripts/run-integration.js', '--vsix', vsix, '--grep', '^platform\\.itest']);
+    },
+    full: true,
+    skip: noIntegration,
+  },
   {
     name: 'browser e2e',
     run: () => {

@@ -180,4 +180,23 @@ function systemDependenciesOutside(binding, runtime, ownLibrary) {
   return [...new Set(deps.filter((d) => d.toLowerCase() !== ownLibrary.toLowerCase()))];
 }
 
-module.exports = { checkVsix, openZip };
+/**
+ * The package's files under `dir`, as VS Code installs them (the zip's extension/ folder); returns that folder.
+ * @param {string} vsix
+ * @param {string} dir
+ */
+async function unpackVsix(vsix, dir) {
+  const zip = await openZip(vsix);
+  try {
+    for (const name of zip.names.filter((n) => n.startsWith(EXT))) {
+      const to = path.join(dir, name);
+      fs.mkdirSync(path.dirname(to), { recursive: true });
+      fs.writeFileSync(to, await zip.read(name));
+    }
+  } finally {
+    zip.close();
+  }
+  return path.join(dir, 'extension');
+}
+
+module.exports = { checkVsix, openZip, unpackVsix };
