@@ -20,6 +20,12 @@ export interface TransportOptions {
   caPem?: string;
   /** VS Code's `http.proxyStrictSSL`; false accepts any server certificate. Default true. */
   strictSSL?: boolean;
+  /**
+   * Trust the operating system's certificate store too (VS Code's `http.systemCertificates`): on Windows and
+   * macOS a company's TLS-inspecting proxy is trusted there, not in Node's bundled list. Needs a Node that can
+   * read the store (22.15+, as in current VS Code); an older one keeps its bundled list.
+   */
+  systemCas?: boolean;
   /** Defaults to process.env: HTTPS_PROXY/https_proxy, HTTP_PROXY/http_proxy, NO_PROXY/no_proxy. */
   env?: NodeJS.ProcessEnv;
 }
@@ -104,7 +110,8 @@ function makeDispatcher(opts: TransportOptions): Dispatcher {
   // Without `ca` Node trusts its defaults (including NODE_EXTRA_CA_CERTS); giving `ca` replaces them, so
   // the defaults are listed again next to the extra certificates.
   const tlsOpts: tls.ConnectionOptions = { rejectUnauthorized: opts.strictSSL ?? true };
-  if (opts.caPem) tlsOpts.ca = [...defaultCas(), opts.caPem];
+  const extra = [...(opts.systemCas ? systemCas() : []), ...(opts.caPem ? [opts.caPem] : [])];
+  if (extra.length > 0) tlsOpts.ca = [...defaultCas(), ...extra];
   // The proxy agents ignore `connect`: the target's TLS options go in requestTls, and proxyTls serves an
   // HTTPS proxy signed by the same internal CA.
   const agentOpts = { connect: tlsOpts, requestTls: tlsOpts, proxyTls: tlsOpts };
@@ -123,6 +130,17 @@ function makeDispatcher(opts: TransportOptions): Dispatcher {
 function defaultCas(): readonly string[] {
   const get = (tls as { getCACertificates?: (kind: string) => string[] }).getCACertificates;
   return get ? get('default') : tls.rootCertificates;
+}
+
+/** The operating system's trusted certificates (Windows store, macOS keychain, Linux's bundle); none on an older Node. */
+export function systemCas(): readonly string[] {
+  const get = (tls as { getCACertificates?: (kind: string) => string[] }).getCACertificates;
+  if (!get) return [];
+  try {
+    return get('system');
+  } catch {
+    return []; // a store that cannot be read leaves Node's own list
+  }
 }
 
 /** A CA file's PEM text; an error naming the file when it cannot be read or holds no valid certificate. */

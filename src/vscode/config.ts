@@ -4,6 +4,8 @@ import type { CompletionSettings } from '../completion/types';
 import { validateSettings, type SettingValues } from '../completion/settingsSchema';
 import { presetFromSettings, type GeneratePreset } from '../completion/presets';
 import { readServerSettings, type ServerSettings } from '../servers/serverSettings';
+import { expandHome } from '../platform/expandHome';
+import { readCaFile, type TransportOptions } from '../net/httpTransport';
 
 /**
  * Reads Ghostline's settings for a document (workspace folder and language overrides apply), validates them
@@ -118,6 +120,7 @@ export class Config {
 export interface ProxySettings {
   proxy: string;
   noProxy: string[];
+  systemCas: boolean;
   strictSSL: boolean;
 }
 
@@ -134,5 +137,18 @@ export function proxySettings(): ProxySettings {
     proxy: typeof proxy === 'string' ? proxy.trim() : '',
     noProxy: Array.isArray(noProxy) ? noProxy.filter((h): h is string => typeof h === 'string') : [],
     strictSSL: http.inspect<boolean>('proxyStrictSSL')?.globalValue !== false,
+    // As VS Code's own requests do (http.systemCertificates, default true): the OS store is where Windows and
+    // macOS keep a company's CA.
+    systemCas: http.get<boolean>('systemCertificates', true) !== false,
   };
+}
+
+/**
+ * The transport of Download Model: the proxy settings above, and `ghostline.download.caFile` (user level) for a
+ * mirror or a TLS-inspecting proxy signed by a company CA that is not in the OS store. A bad file throws an
+ * error naming it, which the download reports.
+ */
+export function downloadTransport(): TransportOptions {
+  const caFile = vscode.workspace.getConfiguration('ghostline').inspect<string>('download.caFile')?.globalValue?.trim();
+  return { ...proxySettings(), caPem: caFile ? readCaFile(expandHome(caFile)) : undefined };
 }

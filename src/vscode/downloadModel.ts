@@ -8,7 +8,7 @@ import { type InstalledModel, listInstalledModels, listPartialDownloads } from '
 import { findRecommended, type ModelFile, pickModelFiles, RECOMMENDED_MODELS } from '../hub/recommended';
 import { parseRepoRef, repoIdProblem } from '../hub/repoRef';
 import { checkpointCommand } from './checkpointCommand';
-import { proxySettings } from './config';
+import { downloadTransport } from './config';
 import { hubAccess, setHubToken } from './hubAccess';
 import { type DownloadRequest, type ModelCommandDeps, offerModel, progressMessage, storageDir, withInstallProgress } from './installFlow';
 
@@ -97,7 +97,7 @@ async function pickModel(context: vscode.ExtensionContext): Promise<{ repo: stri
 async function filesFor(repo: string, revision: string, endpoint: string, token: string | undefined, signal: AbortSignal): Promise<ModelFile[]> {
   const rec = findRecommended(repo);
   if (rec && rec.revision === revision) return rec.files;
-  const listing = await listRepoFiles(endpoint, repo, revision, { token, signal, transport: proxySettings() });
+  const listing = await listRepoFiles(endpoint, repo, revision, { token, signal, transport: downloadTransport() });
   const { files, onnx, missing } = pickModelFiles(listing.files.map((f) => f.rfilename));
   if (!onnx || missing.length) {
     throw new HubError(

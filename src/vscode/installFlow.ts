@@ -4,7 +4,7 @@ import { formatBytes, formatDuration } from '../hub/format';
 import { HubError } from '../hub/hubErrors';
 import { ConvertFailedError, type Converter } from '../hub/installCheckpoint';
 import type { ModelFile } from '../hub/recommended';
-import { proxySettings } from './config';
+import { downloadTransport } from './config';
 import type { HubAccess } from './hubAccess';
 
 /**
@@ -52,7 +52,7 @@ export function progressMessage(p: DownloadProgress): string {
 export interface Transfer extends HubAccess {
   repo: string;
   revision: string;
-  transport: ReturnType<typeof proxySettings>;
+  transport: ReturnType<typeof downloadTransport>;
   storageDir: string;
   signal: AbortSignal;
   progressIntervalMs: number;
@@ -79,7 +79,7 @@ export async function withInstallProgress<T>(
           repo,
           revision,
           ...hub,
-          transport: proxySettings(),
+          transport: downloadTransport(),
           storageDir: storageDir(context),
           signal,
           progressIntervalMs: 250,

@@ -12,7 +12,7 @@ import type * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import { readCaFile, type ServerFetch, serverFetch } from '../../src/net/httpTransport';
+import { readCaFile, type ServerFetch, serverFetch, systemCas } from '../../src/net/httpTransport';
 import { connectionError } from '../../src/servers/serverErrors';
 import { ServerGenerator } from '../../src/servers/serverGenerator';
 import { type ForwardProxy, startForwardProxy } from '../net/forwardProxy';
@@ -205,4 +205,16 @@ test('readCaFile: the PEM text, or an error naming the file', () => {
     () => readCaFile(damaged),
     (e: Error) => e.message.includes(damaged) && /damaged/.test(e.message),
   );
+});
+
+test("the system's certificate store is added to, never instead of, Node's list and the CA file", async () => {
+  const url = `${secure.url}/system`;
+  // Still the CA file's server: the system store comes on top of it.
+  assert.equal(await text(client({ env: {}, caPem, systemCas: true }), url), 'hello /system');
+  // And the self-signed server is still refused with the system store alone (it is not in it).
+  await assert.rejects(client({ env: {}, systemCas: true })(url));
+  const cas = systemCas();
+  assert.ok(Array.isArray(cas));
+  // Where Node can read the store (22.15+, as in current VS Code), it gives PEM certificates.
+  for (const c of cas.slice(0, 3)) assert.match(c, /-----BEGIN CERTIFICATE-----/);
 });
