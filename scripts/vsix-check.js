@@ -4,7 +4,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const yauzl = require('yauzl');
 const grammars = require('../src/completion/syntax/grammars.json');
-const { MAX_VSIX_BYTES, ORT_BIN, nativeDir, targetOf } = require('./vsix-targets');
+const { MAX_VSIX_BYTES, ORT_BIN, UNIVERSAL, nativeDir, targetOf } = require('./vsix-targets');
 const { VC_RUNTIME, readFacts, requirementsOf } = require('./native-facts');
 
 const EXT = 'extension/';
@@ -55,7 +55,7 @@ function openZip(file) {
  * @returns {Promise<string[]>}
  */
 async function checkVsix(file, targetName) {
-  const target = targetOf(targetName);
+  const target = targetName === UNIVERSAL ? null : targetOf(targetName);
   /** @type {string[]} */
   const problems = [];
   const size = fs.statSync(file).size;
@@ -86,14 +86,13 @@ async function checkVsix(file, targetName) {
       'node_modules/onnxruntime-node/dist/index.js',
       'node_modules/onnxruntime-common/package.json',
       'node_modules/onnxruntime-common/dist/cjs/index.js',
-      `${nativeDir(target)}/${target.binding}`,
-      `${nativeDir(target)}/${target.runtime}`,
+      ...(target ? [`${nativeDir(target)}/${target.binding}`, `${nativeDir(target)}/${target.runtime}`] : []),
     ];
     const lower = new Set(files.map((f) => f.toLowerCase()));
     for (const r of required) if (!has.has(r) && !lower.has(r.toLowerCase())) problems.push(`missing ${r}`);
 
     const nativeFiles = files.filter((f) => f.startsWith(`${ORT_BIN}/`));
-    const expectedNative = new Set([`${nativeDir(target)}/${target.binding}`, `${nativeDir(target)}/${target.runtime}`]);
+    const expectedNative = new Set(target ? [`${nativeDir(target)}/${target.binding}`, `${nativeDir(target)}/${target.runtime}`] : []);
     for (const f of nativeFiles) if (!expectedNative.has(f)) problems.push(`native file of another platform or provider: ${f}`);
 
     /** @type {[RegExp, string][]} */
@@ -107,11 +106,13 @@ async function checkVsix(file, targetName) {
       if (f.startsWith('node_modules/') && !/^node_modules\/onnxruntime-(node|common)\//.test(f)) problems.push(`bundled dependency shipped again: ${f}`);
       for (const [re, why] of forbidden) if (re.test(f)) problems.push(`${why}: ${f}`);
     }
-    problems.push(...(await checkNative(zip, target, targetName)));
+    if (target) problems.push(...(await checkNative(zip, target, targetName)));
+    else problems.push(...(await checkUniversal(zip)));
     const manifest = JSON.parse((await zip.read(`${EXT}package.json`)).toString('utf8'));
     if (manifest.main !== './dist/extension.js') problems.push(`package.json main is ${manifest.main}`);
     const vsixManifest = (await zip.read('extension.vsixmanifest')).toString('utf8');
-    if (!vsixManifest.includes(`TargetPlatform="${targetName}"`)) problems.push(`the manifest does not say TargetPlatform="${targetName}"`);
+    if (target && !vsixManifest.includes(`TargetPlatform="${targetName}"`)) problems.push(`the manifest does not say TargetPlatform="${targetName}"`);
+    if (!target && vsixManifest.includes('TargetPlatform=')) problems.push('the universal package names a TargetPlatform');
   } finally {
     zip.close();
   }
@@ -155,6 +156,15 @@ async function checkNative(zip, target, targetName) {
       problems.push(`dist/native.json says ${key} ${JSON.stringify(written[key])}, the binaries ${JSON.stringify(value)}`);
   }
   return problems;
+}
+
+/**
+ * The universal package says it has no local engine, so the engine refuses before it starts a worker.
+ * @param {Awaited<ReturnType<typeof openZip>>} zip
+ */
+async function checkUniversal(zip) {
+  const written = JSON.parse((await zip.read(`${EXT}dist/native.json`).catch(() => Buffer.from('{}'))).toString('utf8'));
+  return written.target === UNIVERSAL && written.localEngine === false ? [] : [`dist/native.json of the universal package says ${JSON.stringify(written)}`];
 }
 
 // What each OS provides to every process: on Windows the system DLLs (and the Visual C++ runtime, which the

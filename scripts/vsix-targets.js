@@ -22,6 +22,12 @@ const TARGETS = {
   'win32-arm64': { platform: 'win32', arch: 'arm64', binding: 'onnxruntime_binding.node', runtime: 'onnxruntime.dll' },
 };
 
+/**
+ * The package for every other platform (Intel Macs, Alpine, FreeBSD...): no native runtime, so no local engine;
+ * the Marketplace serves it where no target package matches, and Ghostline works there with a team server.
+ */
+const UNIVERSAL = 'universal';
+
 /** The Marketplace's limit is far higher; this is ours, so that a stray folder cannot slip in unnoticed. */
 const MAX_VSIX_BYTES = 40 * 1024 * 1024;
 
@@ -42,4 +48,4 @@ function hostTarget() {
   return `${process.platform}-${process.arch}`;
 }
 
-module.exports = { TARGETS, ORT_BIN, MAX_VSIX_BYTES, targetOf, nativeDir, hostTarget };
+module.exports = { TARGETS, UNIVERSAL, ORT_BIN, MAX_VSIX_BYTES, targetOf, nativeDir, hostTarget };

@@ -23,8 +23,14 @@ test('package.json settings agree with the schema and the presets (defaults, bou
   // The server settings have their own table and test (test/servers/serverSettings.test.ts).
   const declared = Object.keys(props).filter(
     (k) =>
-      !['ghostline.enable', 'ghostline.languages', 'ghostline.modelPath', 'ghostline.modelFile', 'ghostline.hub.endpoint', 'ghostline.download.caFile'].includes(k) &&
-      !SERVER_SETTINGS.some((s) => k === `ghostline.${s.setting}`),
+      ![
+        'ghostline.enable',
+        'ghostline.languages',
+        'ghostline.modelPath',
+        'ghostline.modelFile',
+        'ghostline.hub.endpoint',
+        'ghostline.download.caFile',
+      ].includes(k) && !SERVER_SETTINGS.some((s) => k === `ghostline.${s.setting}`),
   );
   assert.deepEqual(declared.sort(), SETTINGS.map((s) => `ghostline.${s.key}`).sort(), 'no setting without a schema entry');
 });

@@ -62,3 +62,21 @@ test('the check catches a package built for another platform', async () => {
     problems.join('\n'),
   );
 });
+
+test('universal: no native runtime, and it says it has no local engine, so the engine refuses before any worker starts', async () => {
+  const file = vsix('universal');
+  assert.ok(fs.existsSync(file), `${file} was not built (npm run package -- --all)`);
+  assert.deepEqual(await checkVsix(file, 'universal'), []);
+  const zip = await openZip(file);
+  try {
+    assert.deepEqual(
+      zip.names.filter((n) => n.includes('/onnxruntime-node/bin/')),
+      [],
+    );
+    assert.ok(zip.names.includes('extension/dist/worker.js'));
+  } finally {
+    zip.close();
+  }
+  // A platform package is not a universal one.
+  assert.ok((await checkVsix(vsix('linux-x64'), 'universal')).length > 0);
+});

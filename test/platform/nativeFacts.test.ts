@@ -105,6 +105,9 @@ test('an older macOS, glibc or another C library is named before the worker star
   assert.equal(unmetRequirement(gnu, linux('2.36')), null);
   assert.match(String(unmetRequirement(gnu, linux(null))), /another C library \(musl\?\)/);
   assert.match(String(unmetRequirement(gnu, mac('23.0.0'))), /package for linux-x64, and this machine is darwin-arm64/);
+  // The universal package (every platform without its own, such as Intel Macs) has no local engine.
+  const intel: HostFacts = { platform: 'darwin', arch: 'x64', osRelease: '23.0.0', glibc: null };
+  assert.match(String(unmetRequirement({ target: 'universal', localEngine: false }, intel)), /no local engine for darwin-x64 \(Intel Macs.*ghostline\.backend/);
 });
 
 test("a package for another platform is refused before any worker starts, with the engine's typed error", async () => {

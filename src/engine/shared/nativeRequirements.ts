@@ -8,7 +8,10 @@ import * as path from 'node:path';
  * checked there, and a failed load is still explained by the worker (NativeLoadError).
  */
 export interface NativeRequirements {
+  /** `<platform>-<arch>`, or `universal`: the package without a local engine, for every other platform. */
   target: string;
+  /** false in the universal package. */
+  localEngine?: boolean;
   /** LC_BUILD_VERSION minos of the binding and the library (darwin). */
   minMacOS?: string | null;
   /** Newest glibc / libstdc++ symbol versions asked for (linux). */
@@ -67,6 +70,10 @@ const SERVER = 'Set "ghostline.backend" to a team server (llama.cpp, OpenAI-comp
  */
 export function unmetRequirement(req: NativeRequirements, host: HostFacts): string | null {
   const want = req.target;
+  if (req.localEngine === false || want === 'universal') {
+    const intelMac = host.platform === 'darwin' && host.arch === 'x64' ? ' (Intel Macs: only Apple silicon has one)' : '';
+    return `Ghostline has no local engine for ${host.platform}-${host.arch}${intelMac}, so this package comes without one. ${SERVER}`;
+  }
   if (want !== `${host.platform}-${host.arch}`) {
     return `this is Ghostline's package for ${want}, and this machine is ${host.platform}-${host.arch}: install the package for this platform. ${SERVER}`;
   }
