@@ -89,16 +89,12 @@ async function main(): Promise<void> {
   // Set up as the editor sets them up: ids (the connect-time check's verdict for this GGUF), and a grammar to
   // steer token healing where the probe finds llama.cpp's server (its /v1 routes too).
   const served = await probeServer({ kind: 'openai', url: server.url, model: 'default', timeoutMs: 10_000 });
-  const withIds = (g: ServerGenerator) => {
-    g.useTokenIds(tok);
-    if (served.llamaCpp) g.takesGrammar();
-    return g;
-  };
+  const idsSetup = { tokenIds: tok, grammar: served.llamaCpp };
   const paths: [string, Generator, ModelTraits][] = [
     ['local', engine, own],
     ['/infill', new ServerGenerator({ kind: 'llama.cpp', url: server.url, timeoutMs: 60_000 }), generic],
-    ['/completion ids', withIds(new ServerGenerator({ kind: 'llama.cpp', url: server.url, timeoutMs: 60_000 })), own],
-    ['/v1/completions ids', withIds(new ServerGenerator({ kind: 'openai', url: server.url, model: 'default', timeoutMs: 60_000 })), own],
+    ['/completion ids', new ServerGenerator({ kind: 'llama.cpp', url: server.url, timeoutMs: 60_000 }, idsSetup), own],
+    ['/v1/completions ids', new ServerGenerator({ kind: 'openai', url: server.url, model: 'default', timeoutMs: 60_000 }, idsSetup), own],
     ['/v1/completions text', new ServerGenerator({ kind: 'openai', url: server.url, model: 'default', timeoutMs: 60_000 }), generic],
   ];
   const results: Record<string, Outcome[]> = {};

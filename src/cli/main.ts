@@ -8,14 +8,8 @@ import { checkKnown, num, one, parseArgs, type ParsedArgs } from './args';
 import { convertCommand } from './convertCommand';
 import { promptCommand } from './promptCommand';
 import { toResponse } from './response';
-import { localBackend, type StdioBackend, serveStdio } from './serveStdio';
-import { serverFetch } from '../net/httpTransport';
-import { HealthCheckedGenerator } from '../servers/healthCheckedGenerator';
-import { ServerHealth } from '../servers/serverHealth';
-import { ServerGenerator } from '../servers/serverGenerator';
-import { SERVER_KINDS, type ServerKind } from '../servers/protocols';
-import { FIM_FAMILIES, fimTemplateForFamily } from '../completion/prompt/fimTemplates';
-import { GENERIC_CALIBRATION } from '../completion/gate/genericCalibration';
+import { localBackend, serveStdio } from './serveStdio';
+import { SERVER_VALUES, serverBackend } from './serverBackend';
 
 const USAGE = `ghostline: local code completion engine (headless)
 
@@ -26,8 +20,9 @@ const USAGE = `ghostline: local code completion engine (headless)
                      [--[no-]token-healing] [--[no-]stop-on-loop] [--[no-]stop-on-special-tokens] [--threads N] [--json]
   ghostline serve-stdio [--model DIR] [--threads N]
   ghostline serve-stdio --backend llama.cpp|openai|ollama --server-url URL [--server-model NAME]
-                     [--server-fim qwen2.5-coder|starcoder|deepseek-coder|codellama] [--server-timeout-ms N]
-                     [--server-context TOKENS]   (API key: GHOSTLINE_SERVER_KEY in the environment)
+                     [--server-fim auto|qwen2.5-coder|starcoder|deepseek-coder|codellama] [--server-timeout-ms N]
+                     [--server-context TOKENS] [--model DIR]   (API key: GHOSTLINE_SERVER_KEY in the environment)
+      connected as the editor connects: probed format, context and tokenizer (compared with --model's)
       one JSON request per line on stdin, one JSON response per line on stdout
   ghostline prompt --workspace DIR --file PATH --line L --character C [--model DIR]
                    [--sources imports,similar|none] [--json]
@@ -52,7 +47,7 @@ async function main(argv: string[]): Promise<number> {
   else throw new Error(`unknown command "${args.command}"\n\n${USAGE}`);
   const backend = one(args, 'backend');
   if (args.command === 'serve-stdio' && backend && backend !== 'local') {
-    await serveStdio(serverBackend(args, backend), process.stdin, process.stdout);
+    await serveStdio(await serverBackend(args, backend), process.stdin, process.stdout);
     return 0;
   }
   const client = new EngineClient();
@@ -65,31 +60,6 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await client.dispose();
   }
-}
-
-const SERVER_VALUES = ['backend', 'server-url', 'server-model', 'server-fim', 'server-timeout-ms', 'server-context'];
-
-/** serve-stdio against a completion server: the same pipeline, tokens from HTTP. */
-function serverBackend(args: ParsedArgs, kind: string): StdioBackend {
-  if (!SERVER_KINDS.includes(kind as ServerKind)) throw new Error(`--backend must be local, ${SERVER_KINDS.join(', ')}; got ${JSON.stringify(kind)}`);
-  const url = one(args, 'server-url');
-  if (!url || !/^https?:\/\//.test(url)) throw new Error('--server-url must be an http:// or https:// URL');
-  const family = one(args, 'server-fim') ?? 'qwen2.5-coder';
-  const template = fimTemplateForFamily(family);
-  if (!template) throw new Error(`--server-fim must be one of ${FIM_FAMILIES.join(', ')}; got ${JSON.stringify(family)}`);
-  const server = new ServerGenerator({
-    kind: kind as ServerKind,
-    url,
-    model: one(args, 'server-model'),
-    apiKey: process.env.GHOSTLINE_SERVER_KEY || undefined,
-    timeoutMs: num(args, 'server-timeout-ms') ?? 10_000,
-    // HTTPS_PROXY / NO_PROXY and NODE_EXTRA_CA_CERTS apply, as in the editor.
-    fetch: serverFetch({}),
-  });
-  // As in the editor: after a failure (or a Retry-After) requests fail at once until the backoff passes.
-  const generator = new HealthCheckedGenerator(server, new ServerHealth());
-  // The gate scores suggestions only when the server reports token log-probabilities (generic calibration).
-  return { generator, template, traits: { contextTokens: num(args, 'server-context') ?? 8192, calibration: GENERIC_CALIBRATION } };
 }
 
 /** CLI flags of the decode options, from the one table: `--max-new-tokens N`, `--stop S` (repeatable), `--ignore-eos` / `--no-ignore-eos`. */

@@ -56,6 +56,18 @@ interface Lane {
   streamedTokens: number;
 }
 
+/** What a connection settled about a server (src/servers/connectServer.ts). */
+export interface ServerSetup {
+  /** Send Ghostline's own prompt instead of asking the server to build the FIM prompt. */
+  ownPrompt?: boolean;
+  /** Send every prompt as this tokenizer's ids (the server has its vocabulary and splits text its own way). */
+  tokenIds?: PromptTokenizer;
+  /** The server tokenizes text as this tokenizer does: token healing is planned on its ids. */
+  healer?: PromptTokenizer;
+  /** The server's requests take a grammar (llama.cpp's server behind the OpenAI protocol). */
+  grammar?: boolean;
+}
+
 /**
  * A completion server behind the pipeline's Generator seam: llama.cpp's /infill, OpenAI-compatible
  * /v1/completions (vLLM, SGLang, LM Studio, llama.cpp) or Ollama's /api/generate. The response streams; the
@@ -70,34 +82,40 @@ export class ServerGenerator implements Generator {
   /** Completions one request may ask for, once the server has said (llama.cpp: its slot count). */
   private maxPerRequest = Infinity;
   /**
-   * Set when the server cannot build the FIM prompt for its model (see fallBackToOwnPrompt): requests
-   * then carry Ghostline's prompt as it is (the family's FIM tokens when known, else the prefix alone).
+   * Ghostline's own prompt instead of the server's FIM template: set by the connection (the server cannot fill in
+   * the middle for its model, or prompts go as ids), or later when a server refuses its FIM route
+   * (fallBackToOwnPrompt). Requests then carry the family's FIM tokens when known, else the prefix alone.
    */
-  private ownPrompt = false;
+  private ownPrompt: boolean;
   /** Set once a server took the minimal request after refusing the full one (see RequestInput.minimal). */
   private minimal = false;
   /**
-   * Set when the server has the local model's vocabulary but tokenizes text its own way (tokenizerCheck.ts):
-   * every prompt then goes as the ids this tokenizer gives, to /completion (llama.cpp, never /infill, which
-   * re-tokenizes its text parts) or /v1/completions, so the served model reads what the local one would.
+   * Every prompt goes as these ids (the server has the local model's vocabulary but tokenizes text its own way,
+   * or the same way on the OpenAI protocol), to /completion (llama.cpp, never /infill, which re-tokenizes its
+   * text parts) or /v1/completions, so the served model reads what the local one would.
    */
-  private ids: PromptTokenizer | null = null;
+  private readonly ids: PromptTokenizer | null;
   /**
    * Whether the server's requests take a grammar that steers token healing (llama.cpp's server, behind either
    * protocol): healing is then planned as the local engine plans it; else only mid-word, rejecting (serverHealing.ts).
    */
-  private steersHealing: boolean;
-  /**
-   * Set when the server tokenizes text as the local model does (tokenizerCheck.ts: "same") and builds the
-   * prompt itself (/infill): token healing is then planned on this tokenizer's ids of the prefix.
-   */
-  private healer: PromptTokenizer | null = null;
+  private readonly steersHealing: boolean;
+  /** The server tokenizes text as the local model does: /infill's token healing is planned on these ids. */
+  private readonly healer: PromptTokenizer | null;
 
+  /** `setup`: what connectServer settled about the server; fixed for the generator's life. */
   constructor(
     private readonly opts: ServerOptions,
+    setup: ServerSetup = {},
     private readonly now: () => number = () => performance.now(),
   ) {
-    this.steersHealing = opts.kind === 'llama.cpp';
+    if (setup.tokenIds && opts.kind === 'ollama') throw new Error("Ollama's /api/generate takes no token ids");
+    this.healer = setup.healer ?? null;
+    // On the OpenAI protocol a server that tokenizes as the local model gets the ids too: the same tokens, and
+    // document text that can never be read as a marker.
+    this.ids = setup.tokenIds ?? (opts.kind === 'openai' ? (setup.healer ?? null) : null);
+    this.ownPrompt = setup.ownPrompt === true || this.ids !== null;
+    this.steersHealing = opts.kind === 'llama.cpp' || (setup.grammar === true && opts.kind !== 'ollama');
   }
 
   async generate(prompt: Prompt, options: Partial<DecodeOptions>, hooks: BackendHooks = {}): Promise<GenerateResult> {
@@ -146,45 +164,12 @@ export class ServerGenerator implements Generator {
     }
   }
 
-  /**
-   * From now on, send Ghostline's own prompt instead of asking the server to build the FIM prompt (its model
-   * has no template for it: Ollama's /api/show lists no "insert" capability).
-   */
-  useOwnPrompt(): void {
-    this.ownPrompt = true;
-  }
-
   get sendsOwnPrompt(): boolean {
     return this.ownPrompt;
   }
 
-  /**
-   * From now on, send every prompt as `tokenizer`'s ids (Ghostline's own layout: the ids are the local
-   * engine's, markers included). Only for protocols that take ids (TAKES_TOKEN_IDS); Ollama is refused.
-   */
-  useTokenIds(tokenizer: PromptTokenizer): void {
-    if (this.opts.kind === 'ollama') throw new Error("Ollama's /api/generate takes no token ids");
-    this.ids = tokenizer;
-    this.ownPrompt = true;
-  }
-
   get sendsTokenIds(): boolean {
     return this.ids !== null;
-  }
-
-  /**
-   * The server tokenizes text as `tokenizer` does (the connect-time check's "same"): prompts Ghostline builds go
-   * as its ids (the same tokens, with token healing and document text that can never be read as a marker), and
-   * /infill's prefix too when a prompt is healed.
-   */
-  tokenizesAs(tokenizer: PromptTokenizer): void {
-    this.healer = tokenizer;
-    if (this.opts.kind === 'openai') this.useTokenIds(tokenizer);
-  }
-
-  /** The server is llama.cpp's (the OpenAI-compatible backend's probe says so): its requests take a grammar. */
-  takesGrammar(): void {
-    if (this.opts.kind !== 'ollama') this.steersHealing = true;
   }
 
   private input(prompt: Prompt, hooks: BackendHooks, heal = false): ServerInput {

@@ -1,16 +1,10 @@
 import * as vscode from 'vscode';
 import { HealthCheckedGenerator } from '../servers/healthCheckedGenerator';
 import { readCaFile, type ServerFetch, serverFetch } from '../net/httpTransport';
-import { probeFimMarkers } from '../servers/fimProbe';
-import { probeServer } from '../servers/probeServer';
-import { ServerGenerator } from '../servers/serverGenerator';
+import { connectServer } from '../servers/connectServer';
 import { ServerHealth } from '../servers/serverHealth';
-import { setUpServerTokenizer } from '../servers/serverTokenizer';
-import { serverConfigError, serverTemplate, type ServerSettings } from '../servers/serverSettings';
+import { serverConfigError, type ServerSettings } from '../servers/serverSettings';
 import type { CompletionService } from '../completion/completionService';
-import type { ModelTraits } from '../completion/types';
-import { GENERIC_CALIBRATION } from '../completion/gate/genericCalibration';
-import { readCalibration } from '../completion/gate/readCalibration';
 import type { Generator } from '../completion/generator';
 import type { SessionStats } from '../completion/sessionStats';
 import type { Config } from './config';
@@ -19,10 +13,6 @@ import type { ModelLoader } from './modelLoader';
 import { serverKeyName } from './serverKey';
 import type { StatusBar } from './statusBar';
 
-/** Used when neither the settings nor the server say how long the served model's context is. */
-const FALLBACK_CONTEXT_TOKENS = 8192;
-/** Generate from Selection writes far more than a suggestion: it gets at least this long. */
-const GENERATE_TIMEOUT_MS = 60_000;
 /** Settings written together (a settings sync, a script, a test) arrive as several events within this. */
 const CONNECT_COALESCE_MS = 150;
 
@@ -156,27 +146,18 @@ export class BackendRouter implements vscode.Disposable {
     }
     const apiKey = (await this.d.secrets.get(serverKeyName(settings.url))) || undefined;
     if (gen !== this.generation) return;
-    const opts = { kind: settings.backend, url: settings.url, model: settings.model || undefined, apiKey, fetch: fetchImpl };
+    // Requests wait for the connection's answers (or go to the local model meanwhile, with fallbackToLocal):
+    // none goes out with a format or a tokenizer the connection has not settled.
+    const conn = await connectServer({ ...settings, kind: settings.backend, apiKey, fetch: fetchImpl, localModelDir: this.d.loader.modelDir() });
+    if (gen !== this.generation) {
+      void fetchImpl.close().catch(() => undefined);
+      return;
+    }
     const health = new ServerHealth();
-    const servers = [
-      new ServerGenerator({ ...opts, timeoutMs: settings.timeoutMs }),
-      new ServerGenerator({ ...opts, timeoutMs: Math.max(GENERATE_TIMEOUT_MS, settings.timeoutMs) }),
-    ];
-    // Ollama with the FIM format named in settings: Ghostline's own prompt, raw, which carries the extra
-    // context from other files and the stable-to-volatile layout (Ollama's `suffix` builds prefix+suffix only).
-    let template = serverTemplate(settings);
-    if (settings.backend === 'ollama' && settings.promptFormat !== 'auto' && template) for (const s of servers) s.useOwnPrompt();
-    const inline = new HealthCheckedGenerator(servers[0], health);
-    const generateWith = new HealthCheckedGenerator(servers[1], health);
-    const traits: ModelTraits = {
-      contextTokens: settings.contextTokens || FALLBACK_CONTEXT_TOKENS,
-      calibration: GENERIC_CALIBRATION,
-      calibrationSource: 'generic (server)',
-    };
     const service = editorService(
-      inline,
-      () => template,
-      () => traits,
+      new HealthCheckedGenerator(conn.inline, health),
+      () => conn.template,
+      () => conn.traits,
       { config: this.d.config, syntax: this.d.loader.syntax, ring: this.d.loader.ring, repo: this.d.loader.repo, calibrations: this.d.loader.calibrations },
       `${settings.backend} ${settings.url} ${settings.model}`,
     );
@@ -185,54 +166,17 @@ export class BackendRouter implements vscode.Disposable {
     health.onChange = (state, err) => {
       if (this.server?.health === health) this.onHealth(state, err);
     };
-    this.server = { settings, label, service, generateWith, health, http: fetchImpl };
-
-    try {
-      const probe = await probeServer({ ...opts, timeoutMs: Math.min(settings.timeoutMs, 10_000) });
-      if (gen !== this.generation) return;
-      if (!settings.contextTokens && probe.contextTokens) traits.contextTokens = probe.contextTokens;
-      // A model the server cannot fill in the middle for (no "insert" template) gets Ghostline's prompt.
-      if (probe.fillsInTheMiddle === false) for (const s of servers) s.useOwnPrompt();
-      // llama.cpp's routes take a grammar: token healing is steered there as the local engine does it.
-      if (probe.llamaCpp) for (const s of servers) s.takesGrammar();
-      // The served model must read the token sequences the model was trained on: compared with the local
-      // model's tokenizer; token ids when only its splitting of text differs, else one warning (issue 27).
-      const tokens = await setUpServerTokenizer({ ...opts, timeoutMs: Math.min(settings.timeoutMs, 10_000) }, this.d.loader.modelDir(), servers);
-      if (gen !== this.generation) return;
-      if (tokens.template) template = tokens.template;
-      // The served model reads the local model's own token sequences: its log-probabilities are the local
-      // model's (bench:server-quality), so the local model's calibration gates them, not the generic one.
-      if (tokens.check.verdict === 'same' || tokens.check.verdict === 'ids') {
-        const cal = readCalibration(this.d.loader.modelDir());
-        traits.calibration = cal.calibration;
-        traits.calibrationSource = `${cal.source} (the server runs the local model's tokens)`;
-      }
-      if (tokens.check.verdict === 'differs') {
-        this.d.log.warn(`${label}: ${tokens.check.message}`);
-        this.d.status.setWarning(tokens.check.message);
-      } else this.d.log.info(`${label}: ${tokens.check.message}`);
-      const ownPrompt = settings.backend === 'openai' || servers[0].sendsOwnPrompt;
-      // Our FIM prompt as text: the served model must have its markers as tokens (with ids they were compared above).
-      if (ownPrompt && template && !servers[0].sendsTokenIds && settings.backend !== 'ollama' && tokens.check.verdict !== 'differs') {
-        const fim = await probeFimMarkers({ ...opts, timeoutMs: Math.min(settings.timeoutMs, 10_000) }, template);
-        if (gen !== this.generation) return;
-        if (fim.verdict === 'missing') {
-          this.d.log.warn(`${label}: ${fim.message}`);
-          this.d.status.setWarning(fim.message);
-        } else this.d.log.info(`${label}: ${fim.message}`);
-      }
-      const ids = servers[0].sendsTokenIds ? ' as token ids' : '';
-      const fim = ownPrompt ? `${template?.family ?? 'none (prefix-only prompts)'}${ids}` : "the server's own template";
-      this.d.log.info(
-        `connected to ${label}: ${probe.models.join(', ') || 'model unknown'}, context ${traits.contextTokens} tokens, ` +
-          `FIM ${fim}, calibration ${traits.calibrationSource}${apiKey ? ', with an API key' : ''}`,
-      );
-      this.d.status.set('idle', label);
-      void this.warm();
-    } catch (err) {
-      if (gen !== this.generation) return;
-      health.failed(err instanceof Error ? err : new Error(String(err)));
+    this.server = { settings, label, service, generateWith: new HealthCheckedGenerator(conn.generate, health), health, http: fetchImpl };
+    if (conn.error) {
+      health.failed(conn.error);
+      return;
     }
+    for (const w of conn.warnings) this.d.log.warn(`${label}: ${w}`);
+    for (const n of conn.notes) this.d.log.info(`${label}: ${n}`);
+    if (conn.warnings.length > 0) this.d.status.setWarning(conn.warnings.join(' '));
+    this.d.log.info(`connected to ${conn.summary}`);
+    this.d.status.set('idle', label);
+    void this.warm();
   }
 
   dispose(): void {

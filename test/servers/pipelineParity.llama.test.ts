@@ -26,7 +26,7 @@ import type { CompletionOutcome, CompletionSettings, ModelTraits } from '../../s
 import { convertCheckpoint } from '../../src/converter/convert';
 import { defaultModelDir } from '../../src/engine/host/defaultModel';
 import { Engine } from '../../src/engine/worker/engine';
-import { probeServer } from '../../src/servers/probeServer';
+import { connectServer } from '../../src/servers/connectServer';
 import { loadPromptTokenizer } from '../../src/servers/promptTokenizer';
 import type { ServerKind } from '../../src/servers/protocols';
 import { ServerGenerator } from '../../src/servers/serverGenerator';
@@ -101,10 +101,19 @@ for (const [kind, route] of [
   ['openai', '/v1/completions'],
 ] as [ServerKind, string][]) {
   test(`${route} (ids, healing steered): the local pipeline's suggestions and confidence on ${POSITIONS} positions of the eval sets`, async (t) => {
-    const opts = { kind, url: server.url, model: 'default', timeoutMs: 60_000 };
-    const gen = new ServerGenerator(opts);
-    gen.useTokenIds(loadPromptTokenizer(MODEL));
-    if ((await probeServer(opts)).llamaCpp) gen.takesGrammar();
+    // Connected as the editor and serve-stdio connect: the probe and the tokenizer check decide ids and grammar.
+    const conn = await connectServer({
+      kind,
+      url: server.url,
+      model: 'default',
+      promptFormat: 'auto',
+      timeoutMs: 60_000,
+      contextTokens: 0,
+      localModelDir: MODEL,
+    });
+    assert.equal(conn.error, null);
+    assert.ok(conn.inline.sendsTokenIds, `this GGUF splits text its own way: prompts go as ids (${conn.notes.join('; ')})`);
+    const gen = conn.inline;
     const remote = await run(gen);
     const differ: string[] = [];
     const gaps: number[] = [];
@@ -168,8 +177,7 @@ test('/infill healed on ids (a server that tokenizes as the local model): the re
     streams.push(res.clone().text());
     return res;
   };
-  const gen = new ServerGenerator({ kind: 'llama.cpp', url: server.url, timeoutMs: 60_000, fetch: recording });
-  gen.tokenizesAs(tok);
+  const gen = new ServerGenerator({ kind: 'llama.cpp', url: server.url, timeoutMs: 60_000, fetch: recording }, { healer: tok });
   let healed = 0;
   for (const s of samples) {
     const cut = s.prefix.lastIndexOf('\n') + 1;

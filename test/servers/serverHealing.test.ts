@@ -100,8 +100,7 @@ test('through a server: the ids go without their last token, and the answer come
   const healed = tok.decode([ids[ids.length - 1]]);
   const srv = await completion(`${healed}urn "circle"`);
   try {
-    const gen = new ServerGenerator({ kind: 'llama.cpp', url: srv.url, timeoutMs: 5000 });
-    gen.useTokenIds(tok);
+    const gen = new ServerGenerator({ kind: 'llama.cpp', url: srv.url, timeoutMs: 5000 }, { tokenIds: tok });
     const r = await gen.generate(prompt, { tokenHealing: true, maxLines: 1, stop: [] });
     const body = srv.requests[0] as Record<string, unknown>;
     assert.deepEqual(body.prompt, ids.slice(0, -1));
@@ -122,8 +121,7 @@ test('through a server: the ids go without their last token, and the answer come
   }
   const elsewhere = await completion(' pass');
   try {
-    const gen = new ServerGenerator({ kind: 'llama.cpp', url: elsewhere.url, timeoutMs: 5000 });
-    gen.useTokenIds(tok);
+    const gen = new ServerGenerator({ kind: 'llama.cpp', url: elsewhere.url, timeoutMs: 5000 }, { tokenIds: tok });
     const r = await gen.generate(prompt, { tokenHealing: true, maxLines: 1, stop: [] });
     assert.equal(r.text, '', 'an answer that does not write the held-back text first is no answer');
   } finally {
@@ -138,8 +136,7 @@ test('a server that tokenizes as the local model (verdict "same"): /infill heale
   const healed = tok.decode([ids[ids.length - 1]]);
   const srv = await completion(`${healed}urn "circle"`);
   try {
-    const gen = new ServerGenerator({ kind: 'llama.cpp', url: srv.url, timeoutMs: 5000 });
-    gen.tokenizesAs(tok);
+    const gen = new ServerGenerator({ kind: 'llama.cpp', url: srv.url, timeoutMs: 5000 }, { healer: tok });
     const prompt = [...template.fim(infill.prefix, infill.suffix), text(infill.middle)];
     const r = await gen.generate(prompt, { tokenHealing: true, maxLines: 1, stop: [] }, { infill });
     assert.equal(srv.paths[0], '/infill', "the server's own layout, still");
@@ -155,7 +152,6 @@ test('a server that tokenizes as the local model (verdict "same"): /infill heale
   } finally {
     await srv.close();
   }
-  const oai = new ServerGenerator({ kind: 'openai', url: 'http://127.0.0.1:9', model: 'm', timeoutMs: 1000 });
-  oai.tokenizesAs(tok);
+  const oai = new ServerGenerator({ kind: 'openai', url: 'http://127.0.0.1:9', model: 'm', timeoutMs: 1000 }, { healer: tok });
   assert.equal(oai.sendsTokenIds, true, 'OpenAI-compatible: the prompt as ids (the same tokens, and healing)');
 });

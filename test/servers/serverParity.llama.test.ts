@@ -148,8 +148,7 @@ interface Compared {
 }
 
 async function compare(kind: ServerKind, mode: 'ids' | 'text' | 'infill'): Promise<Compared> {
-  const gen = new ServerGenerator({ kind, url: server.url, model: 'default', timeoutMs: 60_000 });
-  if (mode === 'ids') gen.useTokenIds(tok);
+  const gen = new ServerGenerator({ kind, url: server.url, model: 'default', timeoutMs: 60_000 }, mode === 'ids' ? { tokenIds: tok } : {});
   const out: Compared = { differ: [], maxLogprob: 0, maxConfidence: 0 };
   for (const p of positions()) {
     const local = await engine.generate(p.prompt, GREEDY);

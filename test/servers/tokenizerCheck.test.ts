@@ -8,7 +8,7 @@ import type * as http from 'node:http';
 import { test } from 'node:test';
 import { loadPromptTokenizer } from '../../src/servers/promptTokenizer';
 import { ServerGenerator } from '../../src/servers/serverGenerator';
-import { setUpServerTokenizer } from '../../src/servers/serverTokenizer';
+import { compareServerTokenizer } from '../../src/servers/serverTokenizer';
 import { checkServerTokenizer, TOKENIZER_PROBE } from '../../src/servers/tokenizerCheck';
 import { pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
 import { defaultModelDir } from '../../src/engine/host/defaultModel';
@@ -49,10 +49,10 @@ const opts = (url: string, kind: 'llama.cpp' | 'openai' | 'ollama' = 'llama.cpp'
 test('a server that tokenizes as the local model does: same, and prompts stay text', async () => {
   const srv = await stubServer(server({ tokens: local, detokenize: (ids) => tok.decode(ids) }));
   try {
-    const gens = [new ServerGenerator(opts(srv.url))];
-    const r = await setUpServerTokenizer(opts(srv.url), MODEL, gens);
+    const r = await compareServerTokenizer(opts(srv.url), MODEL);
     assert.equal(r.check.verdict, 'same', r.check.message);
-    assert.equal(gens[0].sendsTokenIds, false);
+    assert.ok(r.setup.healer, 'a server that tokenizes the same has its tokens healed on the local ids');
+    assert.equal(new ServerGenerator(opts(srv.url), r.setup).sendsTokenIds, false);
     assert.deepEqual(srv.paths, ['/tokenize']);
   } finally {
     await srv.close();
@@ -62,8 +62,8 @@ test('a server that tokenizes as the local model does: same, and prompts stay te
 test("the model's vocabulary split its own way (a GGUF's preset): ids, and /completion then gets the local engine's ids", async () => {
   const srv = await stubServer(server({ tokens: resplit, detokenize: (ids) => tok.decode(ids) }));
   try {
-    const gens = [new ServerGenerator(opts(srv.url)), new ServerGenerator(opts(srv.url))];
-    const r = await setUpServerTokenizer(opts(srv.url), MODEL, gens);
+    const r = await compareServerTokenizer(opts(srv.url), MODEL);
+    const gens = [new ServerGenerator(opts(srv.url), r.setup), new ServerGenerator(opts(srv.url), r.setup)];
     assert.equal(r.check.verdict, 'ids', r.check.message);
     assert.match(r.check.message, /sends the prompt as ghostline-code-small's token ids/);
     assert.equal(r.check.localTokens, local.length);
@@ -86,8 +86,8 @@ test("the model's vocabulary split its own way (a GGUF's preset): ids, and /comp
 test('OpenAI-compatible: /v1/completions gets the ids as its prompt; a /v1 URL checks /tokenize at the root', async () => {
   const srv = await stubServer(server({ tokens: resplit, detokenize: (ids) => tok.decode(ids) }));
   try {
-    const gen = new ServerGenerator(opts(`${srv.url}/v1`, 'openai'));
-    const r = await setUpServerTokenizer(opts(`${srv.url}/v1`, 'openai'), MODEL, [gen]);
+    const r = await compareServerTokenizer(opts(`${srv.url}/v1`, 'openai'), MODEL);
+    const gen = new ServerGenerator(opts(`${srv.url}/v1`, 'openai'), r.setup);
     assert.equal(r.check.verdict, 'ids', r.check.message);
     assert.deepEqual(srv.paths.slice(0, 3), ['/tokenize', '/detokenize', '/detokenize']);
     const prompt = template.fim('x = 1\n', '');
@@ -102,8 +102,8 @@ test('OpenAI-compatible: /v1/completions gets the ids as its prompt; a /v1 URL c
 test('the vocabulary matches but the FIM markers are other tokens: differs, with the message for the log and status bar', async () => {
   const srv = await stubServer(server({ tokens: resplit, detokenize: (ids) => (ids.length === MARKERS.length ? '<a><b><c>' : tok.decode(ids)) }));
   try {
-    const gens = [new ServerGenerator(opts(srv.url))];
-    const r = await setUpServerTokenizer(opts(srv.url), MODEL, gens);
+    const r = await compareServerTokenizer(opts(srv.url), MODEL);
+    const gens = [new ServerGenerator(opts(srv.url), r.setup)];
     assert.equal(r.check.verdict, 'differs');
     assert.match(r.check.message, /^the server's tokenizer differs from ghostline-code-small's: suggestions may be poor \(.*FIM markers/);
     assert.equal(gens[0].sendsTokenIds, false, 'text as before: ids would carry the wrong markers');
@@ -136,32 +136,22 @@ test('another vocabulary altogether (the server runs another model): other-model
 test('no /tokenize (a gateway that passes only the completion routes), and Ollama: unchecked, and text prompts', async () => {
   const srv = await stubServer(server({}));
   try {
-    const gens = [new ServerGenerator(opts(srv.url, 'openai'))];
-    const r = await setUpServerTokenizer(opts(srv.url, 'openai'), MODEL, gens);
+    const r = await compareServerTokenizer(opts(srv.url, 'openai'), MODEL);
+    const gens = [new ServerGenerator(opts(srv.url, 'openai'), r.setup)];
     assert.equal(r.check.verdict, 'unchecked');
     assert.match(r.check.message, /not compared.*404/);
     assert.equal(gens[0].sendsTokenIds, false);
     const o = await checkServerTokenizer(opts(srv.url, 'ollama'), tok, 'm', MARKERS);
     assert.equal(o.verdict, 'unchecked');
-    assert.throws(() => new ServerGenerator(opts(srv.url, 'ollama')).useTokenIds(tok), /takes no token ids/);
+    assert.throws(() => new ServerGenerator(opts(srv.url, 'ollama'), { tokenIds: tok }), /takes no token ids/);
   } finally {
     await srv.close();
   }
 });
 
 test('a local folder without a tokenizer: unchecked, never a throw', async () => {
-  const r = await setUpServerTokenizer(opts('http://127.0.0.1:9'), '/nonexistent/model', []);
+  const r = await compareServerTokenizer(opts('http://127.0.0.1:9'), '/nonexistent/model');
+  assert.deepEqual(r.setup, {});
   assert.equal(r.check.verdict, 'unchecked');
   assert.match(r.check.message, /could not be read/);
-});
-
-test('encoding a suggestion-sized prompt in the host is cheap', (t) => {
-  const code = 'def f(values_list):\n    return sum(v * 2 for v in values_list)\n\n'.repeat(100); // ~6,000 characters
-  const prompt = template.fim(code, code.slice(0, 1500));
-  tok.encodePrompt(prompt);
-  const t0 = performance.now();
-  for (let i = 0; i < 20; i++) tok.encodePrompt(prompt);
-  const ms = (performance.now() - t0) / 20;
-  assert.ok(ms < 50, `${ms.toFixed(2)} ms per prompt`);
-  t.diagnostic(`encodePrompt of a ${code.length + 1500}-character prompt: ${ms.toFixed(2)} ms`);
 });
