@@ -155,15 +155,24 @@ test('warm() fills the slot: the completion for the same request then reuses alm
   assert.ok(warm.stats.reusedTokens >= warm.stats.promptTokens * 0.9, `warm: reused ${warm.stats.reusedTokens} of ${warm.stats.promptTokens}`);
 });
 
-test('serve-stdio --backend llama.cpp runs the same pipeline against the server', async () => {
+test('serve-stdio --backend llama.cpp connects as the editor does and runs the same pipeline against the server', async () => {
   const cli = path.join(ROOT, 'dist', 'cli.js');
-  const child = spawn(process.execPath, [cli, 'serve-stdio', '--backend', 'llama.cpp', '--server-url', server.url, '--server-fim', 'starcoder'], {
-    stdio: ['pipe', 'pipe', 'inherit'],
+  // No --server-fim: the connection finds the format, the token ids, the context and the calibration itself.
+  const child = spawn(process.execPath, [cli, 'serve-stdio', '--backend', 'llama.cpp', '--server-url', server.url], {
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   child.stdin.end(`${JSON.stringify({ id: 1, prefix: 'def add(a, b):\n    return a', suffix: '\n', language: 'python', path: 'a.py' })}\n`);
   let out = '';
+  let log = '';
   child.stdout.on('data', (d) => (out += d));
-  assert.equal(await new Promise((r) => child.on('exit', r)), 0);
+  child.stderr.on('data', (d) => (log += d));
+  assert.equal(await new Promise((r) => child.on('exit', r)), 0, log);
+  // This GGUF has the model's vocabulary and splits text its own way: ids, in the model's own FIM format, with
+  // the model's calibration, and the context the server's slots have (not an assumed 8,192).
+  const ctx = Number(/context (\d+) tokens/.exec(log)?.[1]);
+  const props = (await (await fetch(`${server.url}/props`)).json()) as { default_generation_settings: { n_ctx: number } };
+  assert.equal(ctx, props.default_generation_settings.n_ctx, log);
+  assert.match(log, /FIM starcoder as token ids, calibration .*the server runs the local model's tokens/);
   const r = JSON.parse(out.trim());
   assert.equal(r.id, 1);
   assert.equal(r.source, 'model');
