@@ -35,7 +35,7 @@ const DIVERGED: unique symbol = Symbol('diverged');
 const WARM_AFTER_IDLE_MS = 200;
 
 /** How long an abandoned generation may run on, waiting for the next keystroke to pick it up. */
-const REUSE_GRACE_MS = 300;
+export const REUSE_GRACE_MS = 300;
 
 /**
  * The inline-completion pipeline, editor-agnostic: context windows -> cache -> in-flight reuse -> prompt ->

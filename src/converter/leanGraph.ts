@@ -5,6 +5,7 @@ import { DT, type OnnxWriter } from './onnxWriter';
 import { quantizeRows, type Bits } from './quantize';
 import type { Checkpoint, TensorInfo } from './safetensors';
 import type { Quant } from './types';
+import { yieldToEventLoop } from '../engine/shared/yieldToEventLoop';
 
 export interface GraphOptions {
   quant: Quant;
@@ -27,9 +28,6 @@ const MS = 'com.microsoft';
 export async function writeLeanGraph(ck: Checkpoint, a: Architecture, w: OnnxWriter, o: GraphOptions): Promise<void> {
   await new Builder(ck, a, w, o).build();
 }
-
-/** Lets signals (Ctrl-C, SIGTERM) and progress messages through between layers: the work itself is synchronous. */
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 class Builder {
   private readonly bits: Bits | null;

@@ -5,14 +5,18 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CompletionCache, MAX_TYPED_AHEAD } from '../../src/completion/cache/completionCache';
-import { CompletionService } from '../../src/completion/completionService';
+import { CompletionService, REUSE_GRACE_MS } from '../../src/completion/completionService';
 import { positionAt, textSource } from '../../src/completion/context/documentContext';
 import { InFlight } from '../../src/completion/inflight';
 import { pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../../src/completion/settings';
 import { FakeGenerator } from './fakeGenerator';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Lets a request that asks the model nothing (it waits on the running generation) get as far as waiting: every
+ * promise hop it makes before that runs before an immediate does.
+ */
+const attached = () => new Promise<void>((r) => setImmediate(r));
 const template = pickFimTemplate(new Set(['<fim_prefix>', '<fim_suffix>', '<fim_middle>']));
 const settings = { ...defaultCompletionSettings(), prefetch: false };
 const service = (gen: FakeGenerator, s = settings) =>
@@ -47,15 +51,18 @@ test('cache: exact hit, typed-ahead walk-back, a disagreeing earlier suggestion,
   assert.deepEqual(c.get('h', long.slice(1))?.items, ['ab']);
 });
 
-test('cache: least recently used entries go first, and entries expire', async () => {
-  const c = new CompletionCache(2, 30);
+test('cache: least recently used entries go first, and entries expire', () => {
+  let now = 1000;
+  const c = new CompletionCache(2, 30, { now: () => now });
   c.set('h', 'a', { items: ['1'], confidence: null });
   c.set('h', 'b', { items: ['2'], confidence: null });
   c.get('h', 'a');
   c.set('h', 'c', { items: ['3'], confidence: null });
   assert.ok(c.get('h', 'a') && c.get('h', 'c'));
   assert.equal(c.get('h', 'b'), undefined);
-  await sleep(60);
+  now += 29;
+  assert.ok(c.get('h', 'c'), 'still fresh just before its time');
+  now += 2;
   assert.equal(c.get('h', 'a'), undefined);
 });
 
@@ -77,30 +84,34 @@ test('in-flight: compatible only with the same context, a prefix extended by wha
   assert.ok(!j.compatible('h', 'x = fo'), 'an aborted generation is not reused');
 });
 
-test('in-flight: aborted once nobody waits, after the grace period; a new waiter in time keeps it', async () => {
+test('in-flight: aborted once nobody waits, after the grace period; a new waiter in time keeps it', (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
   const j = new InFlight('h', 'x', 30);
   const a = new AbortController();
   j.attach(a.signal);
   a.abort();
-  await sleep(10);
+  t.mock.timers.tick(10);
   const b = new AbortController();
   j.attach(b.signal); // the next keystroke attaches within the grace
-  await sleep(40);
+  t.mock.timers.tick(40);
   assert.equal(j.controller.signal.aborted, false);
   b.abort();
-  await sleep(45);
+  t.mock.timers.tick(29);
+  assert.equal(j.controller.signal.aborted, false, 'not before the grace has passed');
+  t.mock.timers.tick(1);
   assert.equal(j.controller.signal.aborted, true);
 });
 
 test('service: a keystroke that types what the model is writing waits for it; no second model call', async () => {
   const gen = new FakeGenerator();
   const svc = service(gen);
+  const called1 = gen.nextCall();
   const first = svc.complete(request('x = '));
-  await sleep(0);
+  await called1;
   assert.equal(gen.calls.length, 1);
   gen.calls[0].stream('foo');
   const second = svc.complete(request('x = f'));
-  await sleep(0);
+  await attached(); // it asks the model nothing: it waits on the running generation
   gen.calls[0].stream('(1)');
   gen.calls[0].finish();
   const [r1, r2] = await Promise.all([first, second]);
@@ -117,10 +128,12 @@ test('service: a keystroke that types what the model is writing waits for it; no
 test('service: a request for another context aborts the running generation before the model starts the new one', async () => {
   const gen = new FakeGenerator();
   const svc = service(gen);
+  const called3 = gen.nextCall();
   const first = svc.complete(request('x = '));
-  await sleep(0);
+  await called3;
+  const called4 = gen.nextCall();
   const second = svc.complete(request('def g():\n    return '));
-  await sleep(0);
+  await called4;
   assert.equal(gen.calls.length, 2);
   const [a, b] = gen.calls;
   assert.ok(a.abortedAt !== undefined && a.abortedAt <= b.startedAt, 'the old one is aborted first');
@@ -134,17 +147,21 @@ test('service: a request for another context aborts the running generation befor
   assert.equal(svc.peek(request('x = ')), null);
 });
 
-test("service: the caller's cancel releases it at once, and the generation is aborted after the grace", async () => {
+test("service: the caller's cancel releases it at once, and the generation is aborted after the grace", async (t) => {
   const gen = new FakeGenerator();
   const svc = service(gen);
   const ac = new AbortController();
+  const called5 = gen.nextCall();
   const p = svc.complete(request('x = '), ac.signal);
-  await sleep(0);
+  await called5;
+  // The grace is a timer started by the cancel: mocked from here, so the test does not depend on the machine's speed.
+  t.mock.timers.enable({ apis: ['setTimeout'] });
   ac.abort();
   const r = await p;
   assert.equal(r.cancelled, true);
+  t.mock.timers.tick(REUSE_GRACE_MS - 1);
   assert.equal(gen.calls[0].signal?.aborted, false, 'kept a moment for the next keystroke');
-  await sleep(400);
+  t.mock.timers.tick(1);
   assert.equal(gen.calls[0].signal?.aborted, true);
 });
 
@@ -200,8 +217,9 @@ test('service: close() retires it: what runs is aborted, nothing more reaches th
   const gen = new FakeGenerator();
   const svc = service(gen, { ...settings, prefetch: true });
   // A suggestion that arrives as the service is closed: shown, but its prefetch is not sent.
+  const called6 = gen.nextCall();
   const finishing = svc.complete(request('x = '));
-  await sleep(0);
+  await called6;
   gen.calls[0].finish('foo(1)');
   svc.close();
   assert.deepEqual((await finishing).items, ['foo(1)']);
@@ -217,8 +235,9 @@ test('service: close() retires it: what runs is aborted, nothing more reaches th
 test('service: close() aborts the running generation', async () => {
   const gen = new FakeGenerator();
   const svc = service(gen);
+  const called7 = gen.nextCall();
   const running = svc.complete(request('x = '));
-  await sleep(0);
+  await called7;
   gen.calls[0].stream('foo');
   svc.close();
   assert.equal(gen.calls[0].signal?.aborted, true);
@@ -228,15 +247,17 @@ test('service: close() aborts the running generation', async () => {
 test('service: a keystroke waits on the running generation only while its text agrees with what was typed', async () => {
   const gen = new FakeGenerator();
   const svc = service(gen);
+  const called8 = gen.nextCall();
   const first = svc.complete(request('x = '));
-  await sleep(0);
+  await called8;
   // Typed before the model wrote anything: compatible, so it waits...
   const second = svc.complete(request('x = f'));
-  await sleep(0);
+  await attached(); // it asks the model nothing: it waits on the running generation
   assert.equal(gen.calls.length, 1);
   // ...until the model writes something else: then the model is asked afresh at once, not after the first ends.
+  const restarted = gen.nextCall();
   gen.calls[0].stream('bar');
-  await sleep(0);
+  await restarted;
   assert.equal(gen.calls.length, 2, 'a new generation for the typed text');
   assert.equal(gen.calls[0].signal?.aborted, true, 'the disagreeing one is aborted');
   gen.calls[1].finish('oo(1)');
@@ -248,10 +269,11 @@ test('service: typing what the model wrote, when its filters kept nothing, answe
   const gen = new FakeGenerator();
   const svc = service(gen);
   // The suggestion repeats the line above, which the filters drop.
+  const called10 = gen.nextCall();
   const first = svc.complete(request('x = foo(1)\nx = '));
-  await sleep(0);
+  await called10;
   const second = svc.complete(request('x = foo(1)\nx = f'));
-  await sleep(0);
+  await attached(); // it asks the model nothing: it waits on the running generation
   gen.calls[0].stream('foo(1)');
   gen.calls[0].finish();
   assert.deepEqual((await first).items, []);
@@ -265,8 +287,9 @@ test("service: a block's first line is the answer as soon as it is written; the 
   const gen = new FakeGenerator();
   const svc = service(gen);
   const head = 'def f(x):\n    ';
+  const called12 = gen.nextCall();
   const first = svc.complete(request(head));
-  await sleep(0);
+  await called12;
   assert.equal(gen.calls[0].options.maxLines, settings.preset.maxLines, 'a block is asked for');
   gen.calls[0].stream('y = x');
   gen.calls[0].stream(' + 1\n    ret');
@@ -287,8 +310,9 @@ test("service: a block's first line is the answer as soon as it is written; the 
   assert.deepEqual(again?.items, ['y = x + 1\n    return y']);
   assert.equal(gen.calls.length, 1, 'one model call for all of it');
   // A one-line request (code after the cursor) has no such promise.
+  const called13 = gen.nextCall();
   const line = svc.complete(request('z = ()', 5));
-  await sleep(0);
+  await called13;
   assert.equal(gen.calls[1].options.maxLines, 1);
   gen.calls[1].stream('1, 2\n');
   gen.calls[1].finish();

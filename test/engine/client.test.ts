@@ -52,7 +52,7 @@ test("the first line with code on it is reported once, as it is written: its tex
   assert.fail('no seed gave an answer with a complete first line');
 });
 
-test('cancel stops a generation within one step', async () => {
+test('cancel stops a generation within a few steps of the abort, far from its limit', async () => {
   const ac = new AbortController();
   let seenAtAbort = -1;
   let seen = 0;
@@ -71,7 +71,7 @@ test('cancel stops a generation within one step', async () => {
     },
   );
   assert.equal(r.finishReason, 'cancelled');
-  assert.ok(seenAtAbort === 5);
+  assert.equal(seenAtAbort, 5, 'the abort came from the fifth streamed piece');
   // Messages already in flight when the abort was posted may add a few tokens, never hundreds.
   assert.ok(r.stats.generatedTokens < 40, `generated ${r.stats.generatedTokens} tokens after cancel`);
 });
@@ -105,7 +105,7 @@ test('a bad request is an error and the worker goes on', async () => {
   assert.equal(r.stats.generatedTokens, 3);
 });
 
-test('a worker thread works too, and disposing it mid-generation shuts it down between steps', async () => {
+test('a worker thread works too, and disposing it mid-generation ends the request and the thread without taking the process down', async () => {
   const threaded = new EngineClient({ workerPath: WORKER, workerKind: 'thread' });
   await threaded.load(TINY, { threads: 1 });
   const r = await threaded.generate(ref.prompt, { maxNewTokens: 5, stopOnSpecialTokens: false });

@@ -42,7 +42,7 @@ function thpSettings(): string {
 // How much the kernel grants depends on its THP mode and on how fragmented memory is at that moment (CI's machine
 // granted 2 MB where this one grants 14), so the test asserts what Ghostline controls: the worker runs with the
 // tunable, and reports a sane figure. bench:huge-pages measures the effect.
-test('the worker process runs with the huge-page tunable and reports its memory on huge pages', async (t) => {
+test('the worker process runs with the huge-page tunable and reports how much of its memory is on huge pages (none where the kernel grants none)', async (t) => {
   await client.load(defaultModelDir(), { threads: 1 });
   const { hugePageBytes, rssBytes, glibcTunables } = await client.workerStats();
   assert.equal(glibcTunables, withHugePageMalloc(process.env).GLIBC_TUNABLES ?? null);

@@ -1,4 +1,6 @@
 // Smoke tests: the extension loads in a real extension host, activates, and its commands are registered and run.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { assert, test, waitFor } from './harness';
 
@@ -16,10 +18,18 @@ function contributedCommands(): string[] {
   return cmds.map((c) => c.command);
 }
 
-test('extension is loaded from the development folder and activates', async () => {
+test('extension is loaded from the folder under test (this repository, or the installed package) and activates', async () => {
   const ext = extension();
   assert.equal(ext.packageJSON.publisher, 'ghostline');
   assert.equal(ext.packageJSON.name, 'ghostline');
+  // This file runs from <repo>/out/test/integration: the development folder is three levels up.
+  const repo = path.resolve(__dirname, '..', '..', '..');
+  if (process.env.GHOSTLINE_TEST_PACKAGED === '1') {
+    assert.notEqual(path.resolve(ext.extensionPath), repo, 'the package under test, not this repository');
+    assert.ok(fs.existsSync(path.join(ext.extensionPath, 'dist', 'native.json')), 'an installed package carries dist/native.json');
+  } else {
+    assert.equal(path.resolve(ext.extensionPath), repo);
+  }
   // activationEvents: onStartupFinished; activate() ourselves if it has not happened yet, so that a
   // failing activate() surfaces here with its error.
   if (!ext.isActive) await ext.activate();

@@ -18,8 +18,10 @@ export const MAX_TYPED_AHEAD = 128;
 export class CompletionCache {
   private readonly lru: LRUCache<string, CachedCompletion>;
 
-  constructor(max = 500, ttlMs = 5 * 60_000) {
-    this.lru = new LRUCache({ max, ttl: ttlMs });
+  /** `clock`: where the entries' age is read (tests pass their own; default performance.now). */
+  constructor(max = 500, ttlMs = 5 * 60_000, clock?: { now(): number }) {
+    // ttlResolution 0: read the clock on every lookup (lru-cache otherwise caches it for a real millisecond).
+    this.lru = new LRUCache({ max, ttl: ttlMs, ...(clock ? { perf: clock, ttlResolution: 0 } : {}) });
   }
 
   set(ctxHash: string, linePrefix: string, value: CachedCompletion): void {

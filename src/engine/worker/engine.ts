@@ -22,6 +22,7 @@ import { checkFilesAgree, contextLength } from '../model/folderAgreement';
 import { boundPrompt, promptProblem, promptText, type Prompt } from '../shared/prompt';
 import { ModelFolderError } from '../shared/errors';
 import type { GenerateHooks, GenerateResult, GenerationStats, ModelInfo, Sequence } from '../shared/types';
+import { yieldToEventLoop } from '../shared/yieldToEventLoop';
 
 /** The prompt as the model will see it, and what was changed to fit. */
 interface PromptPlan {
@@ -39,8 +40,6 @@ interface PromptPlan {
  * per token; 8 leaves room for long whitespace tokens while keeping a 10 MB prompt from costing seconds.
  */
 const PROMPT_CHARS_PER_CONTEXT_TOKEN = 8;
-
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Moved runs shorter than this are prefilled again: below it a re-run costs less than the copy (as kept caches). */
 const MIN_MOVED_RUN = KEPT_LIMITS.minDropped;
