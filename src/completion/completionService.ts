@@ -2,15 +2,12 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { promptText, type Prompt } from '../engine/shared/prompt';
 import type { FirstLine, Sequence } from '../engine/shared/types';
 import { CompletionCache } from './cache/completionCache';
-import { scoreSuggestion } from './gate/scoreSuggestion';
 import { contextHash } from './cache/contextKey';
 import { ChunkRing } from './context/chunkRing';
 import { documentContext } from './context/documentContext';
-import { CharsPerTokenEstimate } from './context/charsPerTokenEstimate';
+import { FilePromptMemory } from './context/filePromptMemory';
 import { fitBudget } from './context/fitBudget';
 import { type ContextSupply, extraContext } from './context/repo/extraContext';
-import type { FilterContext } from './filters/filterContext';
-import { postProcess } from './filters/pipeline';
 import type { Generator } from './generator';
 import { InFlight } from './inflight';
 import type { GenerateInputs } from './generate/generateAt';
@@ -21,7 +18,7 @@ import type { SyntaxRefiner } from './syntax/syntaxRefiner';
 import { checkWindow } from './syntax/syntaxWindow';
 import { insertAt } from './textOverlay';
 import type { CompletionOutcome, CompletionRequest, CompletionSettings, DocumentContext, ExtraChunk, ModelTraits, ScoredItems } from './types';
-import { gateThreshold } from './gate/gateThreshold';
+import { gate, scoredSuggestion, type SuggestionPlace, suggestionText } from './suggestionStages';
 
 const NOTHING: ScoredItems = Object.freeze({ items: [], confidence: null }) as ScoredItems;
 /** What waiting on an in-flight generation gives when its text stopped agreeing with what was typed. */
@@ -56,14 +53,13 @@ export class CompletionService {
   private readonly now: () => number;
   readonly cache = new CompletionCache();
   private inflight: InFlight | null = null;
-  private cptEstimate: CharsPerTokenEstimate | null = null;
   private prefetching: Promise<unknown> | null = null;
   /** The warm-up of the line below (warmLineBelow), aborted by the next model request. */
   private warming: { abort: AbortController; done: Promise<unknown> } | null = null;
   /** Set by close(): a retired backend's service sends nothing more (no request, no prefetch). */
   private closed = false;
-  /** Per file, the window start of the last prompt sent to the model (documentContext's keepStart). */
-  private readonly windowStarts = new Map<string, number>();
+  /** Per file: the last window start and the characters per token (so the next prompt reuses the cache and fits). */
+  private readonly files: FilePromptMemory;
 
   constructor(
     private readonly generator: Generator,
@@ -77,6 +73,7 @@ export class CompletionService {
     this.ring = extras.ring ?? new ChunkRing();
     this.repo = extras.repo;
     this.now = extras.now ?? (() => performance.now());
+    this.files = new FilePromptMemory(() => this.model().charsPerToken);
   }
 
   /**
@@ -123,25 +120,9 @@ export class CompletionService {
     return { ...this.gate(cached.items, cached.confidence, req.explicit), raw: null, source: 'cache', cancelled: false, mode, latencyMs: this.now() - t0 };
   }
 
-  /** The window start the next request in this file keeps while its prefix fits (bounded: one entry per recent file). */
-  private rememberWindowStart(path: string, start: number): void {
-    this.windowStarts.delete(path);
-    this.windowStarts.set(path, start);
-    if (this.windowStarts.size > 256) this.windowStarts.delete(this.windowStarts.keys().next().value as string);
-  }
-
-  /** Characters per token to size this file's prompts with (undefined: the conservative default). */
-  private charsPerToken(path: string): number | undefined {
-    const measured = this.model().charsPerToken;
-    if (measured === undefined) return undefined;
-    this.cptEstimate ??= new CharsPerTokenEstimate(measured);
-    return this.cptEstimate.get(path);
-  }
-
-  /** The confidence gate: items are shown when the explicit trigger asked, or their confidence clears the bar. */
+  /** The confidence gate (suggestionStages.ts) with this model's calibration and the settings' bar. */
   private gate(items: string[], confidence: number | null, explicit: boolean): { items: string[]; confidence: number | null; gated: boolean } {
-    const shown = explicit || confidence === null || confidence >= gateThreshold(this.model().calibration, this.settings().minConfidence);
-    return { items: shown ? items : [], confidence, gated: !shown && items.length > 0 };
+    return gate({ items, confidence }, this.model().calibration, this.settings().minConfidence, explicit);
   }
 
   private prepare(req: CompletionRequest) {
@@ -151,8 +132,8 @@ export class CompletionService {
     // The context's share stays reserved even when less was found: the share is also the slack that keeps a prompt
     // inside the model's window where characters per token run below the estimate (a server refuses an overflow;
     // measured: given back, prompts of the bundled model's eval positions reached 529 of 512 tokens).
-    const fit = fitBudget(s.budget, s.extraContextChars, model.contextTokens, s.preset.maxNewTokens, this.charsPerToken(req.path), s.context.maxShare);
-    const ctx = documentContext(req.doc, req.cursor, fit.budget, this.windowStarts.get(req.path));
+    const fit = fitBudget(s.budget, s.extraContextChars, model.contextTokens, s.preset.maxNewTokens, this.files.charsPerToken(req.path), s.context.maxShare);
+    const ctx = documentContext(req.doc, req.cursor, fit.budget, this.files.windowStart(req.path));
     const extra = extraContext({ ring: this.ring, repo: this.repo }, fit.extraChars, req.path, ctx, (source) => s.context.sources[source]);
     this.syntax?.prepare(req.languageId);
     const mode = inlineMode(ctx.linePrefix, ctx.lineSuffix);
@@ -169,7 +150,7 @@ export class CompletionService {
   async complete(req: CompletionRequest, signal?: AbortSignal): Promise<CompletionOutcome> {
     const t0 = this.now();
     const { s, template, ctx, mode, extra, hash } = this.prepare(req);
-    this.rememberWindowStart(req.path, ctx.prefixStartLine);
+    this.files.rememberWindowStart(req.path, ctx.prefixStartLine);
     const done = (o: Omit<CompletionOutcome, 'latencyMs' | 'mode' | 'gated'>): CompletionOutcome => {
       if (!o.cancelled && !req.explicit && !this.prefetching) this.warmLineBelow(req, ctx);
       return { ...o, ...this.gate(o.items, o.confidence, req.explicit), mode, latencyMs: this.now() - t0 };
@@ -233,7 +214,7 @@ export class CompletionService {
     if (this.closed) return true; // a retired backend warms nothing, and nothing else should try
     if (!this.generator.warm) return false;
     const { template, ctx, extra } = this.prepare(req);
-    this.rememberWindowStart(req.path, ctx.prefixStartLine);
+    this.files.rememberWindowStart(req.path, ctx.prefixStartLine);
     const { built, infill } = modelInput(req, ctx, extra, template);
     await this.generator.warm(built.prompt, { signal, infill });
     return true;
@@ -263,14 +244,20 @@ export class CompletionService {
     job.attach(signal);
     // The syntax checks and the bracket filter see a wider slice of the document than the model does.
     const check = checkWindow(req.doc, req.cursor, ctx, req.languageId);
-    const fctx: FilterContext = {
-      linePrefix: ctx.linePrefix,
-      lineSuffix: ctx.lineSuffix,
-      nextLines: ctx.nextLines,
-      lineAbove: ctx.lineAbove,
-      indent: ctx.indent,
-      openAtCursor: check.openAtCursor,
-      closedAfterCursor: check.closedAfterCursor,
+    const place: SuggestionPlace = {
+      filters: {
+        linePrefix: ctx.linePrefix,
+        lineSuffix: ctx.lineSuffix,
+        nextLines: ctx.nextLines,
+        lineAbove: ctx.lineAbove,
+        indent: ctx.indent,
+        openAtCursor: check.openAtCursor,
+        closedAfterCursor: check.closedAfterCursor,
+      },
+      check,
+      syntax: this.syntax ?? null,
+      ctx,
+      languageId: req.languageId,
     };
     // A block's first line is shown as soon as it is written; the rest goes on into the cache (see below).
     const early = mode === 'block' && alternatives === 1;
@@ -283,29 +270,17 @@ export class CompletionService {
       infill,
     });
     const calibration = this.model().calibration;
-    const score = (sequence: Sequence, text: string | null): ScoredItems => {
-      if (text === null) return NOTHING;
-      if (!calibration || sequence.tokenLogprobs.length === 0) return { items: [text], confidence: null };
-      return { items: [text], ...scoreSuggestion(calibration, text, sequence, ctx, req.languageId) };
-    };
-    const refine = (text: string | null): string | null => {
-      // Prose (a docstring, a comment, a string) is not code: tree-sitter cannot judge it.
-      if (text === null || !this.syntax || check.prose) return text;
-      const refined = this.syntax.refine(text, check.window);
-      return refined === null || refined.trim() === '' ? null : refined;
-    };
     job.promise = generation.then((r) => {
       if (r.finishReason === 'cancelled') return NOTHING;
-      const processed = r.sequences.map((q) => refine(postProcess(q.text, { ...fctx, finishReason: q.finishReason })));
+      const processed = r.sequences.map((q) => suggestionText(q.text, q.finishReason, place));
       const best = processed.findIndex((t) => t !== null);
       const items = distinct(processed);
-      // A backend that reports no token log-probabilities cannot be scored: nothing is held back.
       if (best < 0) return { items, confidence: null };
-      return { ...score(r.sequences[best], processed[best]), items };
+      return { ...scoredSuggestion(r.sequences[best], processed[best], place, calibration), items };
     });
-    // The first line as a suggestion of its own: post-processed as a one-line answer the model ended there.
+    // The first line as a suggestion of its own: through the same stages as a one-line answer the model ended there.
     job.early = firstLineWritten.then((line) =>
-      score({ ...line, finishReason: 'stop', logprob: Number.NaN, tokens: [] }, refine(postProcess(line.text, { ...fctx, finishReason: 'stop' }))),
+      scoredSuggestion({ ...line, finishReason: 'stop', logprob: Number.NaN, tokens: [] }, suggestionText(line.text, 'stop', place), place, calibration),
     );
     // The result is cached when the generation ends, even after this caller has gone: the next keystroke
     // (which may have attached to it) or a return to this place then costs nothing.
@@ -313,7 +288,7 @@ export class CompletionService {
       .then(([r, scored]) => {
         if (r.finishReason !== 'cancelled') this.cache.set(hash, ctx.linePrefix, scored);
         const chars = ctx.prefix.length + ctx.linePrefix.length + ctx.lineSuffix.length + ctx.suffix.length + extra.reduce((n, c) => n + c.text.length, 0);
-        if (r.stats.truncatedTokens === 0) this.cptEstimate?.observe(req.path, chars, r.stats.promptTokens);
+        if (r.stats.truncatedTokens === 0) this.files.observe(req.path, chars, r.stats.promptTokens);
         return { r, scored };
       })
       .finally(() => {
