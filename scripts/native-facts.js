@@ -39,12 +39,15 @@ function compareVersions(/** @type {string} */ a, /** @type {string} */ b) {
   return 0;
 }
 
-const ELF_MACHINES = /** @type {Record<number, string>} */ ({ 0x3e: 'x64', 0xb7: 'arm64' });
+const ELF_MACHINES = new Map([
+  [0x3e, 'x64'],
+  [0xb7, 'arm64'],
+]);
 
 /** @param {Buffer} buf @returns {ElfFacts} */
 function elfFacts(buf) {
   if (buf[4] !== 2 || buf[5] !== 1) throw new Error('only 64-bit little-endian ELF files are read');
-  const machine = ELF_MACHINES[buf.readUInt16LE(0x12)] ?? `machine 0x${buf.readUInt16LE(0x12).toString(16)}`;
+  const machine = ELF_MACHINES.get(buf.readUInt16LE(0x12)) ?? `machine 0x${buf.readUInt16LE(0x12).toString(16)}`;
   const phoff = Number(buf.readBigUInt64LE(0x20));
   const phentsize = buf.readUInt16LE(0x36);
   const phnum = buf.readUInt16LE(0x38);
@@ -81,7 +84,10 @@ function elfFacts(buf) {
   return { format: 'elf', machine, needed, glibc: newestVersion(buf, 'GLIBC'), glibcxx: newestVersion(buf, 'GLIBCXX') };
 }
 
-const MACHO_CPUS = /** @type {Record<number, string>} */ ({ 0x01000007: 'x64', 0x0100000c: 'arm64' });
+const MACHO_CPUS = new Map([
+  [0x01000007, 'x64'],
+  [0x0100000c, 'arm64'],
+]);
 
 /** @param {Buffer} buf @returns {MachOFacts} */
 function machOFacts(buf) {
@@ -93,7 +99,7 @@ function machOFacts(buf) {
     at = (slices.find((s) => s.cpu === 0x0100000c) ?? slices[0])?.offset ?? 0;
   }
   if (buf.readUInt32LE(at) !== 0xfeedfacf) throw new Error('only 64-bit Mach-O files are read');
-  const machine = MACHO_CPUS[buf.readUInt32LE(at + 4)] ?? `cpu 0x${buf.readUInt32LE(at + 4).toString(16)}`;
+  const machine = MACHO_CPUS.get(buf.readUInt32LE(at + 4)) ?? `cpu 0x${buf.readUInt32LE(at + 4).toString(16)}`;
   const ncmds = buf.readUInt32LE(at + 16);
   /** @type {string | null} */
   let minMacOS = null;
@@ -118,14 +124,18 @@ function machOVersion(/** @type {number} */ v) {
   return `${v >>> 16}.${(v >>> 8) & 0xff}${patch ? `.${patch}` : ''}`;
 }
 
-const PE_MACHINES = /** @type {Record<number, string>} */ ({ 0x8664: 'x64', 0xaa64: 'arm64', 0x14c: 'x86' });
+const PE_MACHINES = new Map([
+  [0x8664, 'x64'],
+  [0xaa64, 'arm64'],
+  [0x14c, 'x86'],
+]);
 
 /** @param {Buffer} buf @returns {PeFacts} */
 function peFacts(buf) {
   const pe = buf.readUInt32LE(0x3c);
   if (buf.toString('latin1', pe, pe + 4) !== 'PE\0\0') throw new Error('no PE signature');
   const coff = pe + 4;
-  const machine = PE_MACHINES[buf.readUInt16LE(coff)] ?? `machine 0x${buf.readUInt16LE(coff).toString(16)}`;
+  const machine = PE_MACHINES.get(buf.readUInt16LE(coff)) ?? `machine 0x${buf.readUInt16LE(coff).toString(16)}`;
   const nsections = buf.readUInt16LE(coff + 2);
   const optSize = buf.readUInt16LE(coff + 16);
   const opt = coff + 20;
