@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { promptText, type Prompt } from '../engine/shared/prompt';
-import type { FirstLine, Sequence } from '../engine/shared/types';
+import type { FirstLine } from '../engine/shared/types';
 import { CompletionCache } from './cache/completionCache';
 import { contextHash } from './cache/contextKey';
 import { ChunkRing } from './context/chunkRing';
