@@ -33,6 +33,8 @@ interface PromptPlan {
   /** Beam width (1: sampling or greedy). */
   beams: number;
   healing: Healing | null;
+  /** The request's max_new_tokens, capped to half the context. */
+  maxNewTokens: number;
 }
 
 /**
@@ -168,11 +170,13 @@ export class Engine {
   /** One request: prompt tokens, prefill, decode (beams or samples), the result with its stats. */
   private async run(input: Prompt, options: Partial<DecodeOptions>, hooks: GenerateHooks): Promise<GenerateResult> {
     const t0 = performance.now();
-    const opts = resolveDecodeOptions(options);
+    const resolved = resolveDecodeOptions(options);
     const problem = promptProblem(input);
     if (problem) throw new RequestError(problem);
     if (hooks.signal?.aborted) return cancelledResult();
-    const plan = this.planPrompt(input, opts);
+    const plan = this.planPrompt(input, resolved);
+    // The request's options with what the plan settled (max_new_tokens capped to the context).
+    const opts: DecodeOptions = { ...resolved, maxNewTokens: plan.maxNewTokens };
     const stats: GenerationStats = { ...cancelledResult().stats, promptTokens: plan.tokens.length, truncatedTokens: plan.truncated };
     const finish = (sequences: Sequence[]): GenerateResult => {
       stats.totalMs = performance.now() - t0;
@@ -198,7 +202,7 @@ export class Engine {
    * The prompt's tokens for this request: bounded before tokenizing, `maxNewTokens` capped to half the
    * context, the oldest tokens dropped to fit, and the last one taken back for token healing.
    */
-  private planPrompt(input: Prompt, opts: DecodeOptions): PromptPlan {
+  private planPrompt(input: Prompt, opts: Readonly<DecodeOptions>): PromptPlan {
     const ctx = this.info.contextLength;
     const notices: string[] = [];
     // Tokenizing is synchronous and cannot be cancelled: never tokenize far more text than the context holds.
@@ -209,14 +213,12 @@ export class Engine {
     if (tokens.length === 0) throw new RequestError('prompt encodes to no tokens');
     // Keep room to generate: drop the oldest prompt tokens rather than fail.
     const cap = Math.max(1, Math.floor(ctx / 2));
-    if (opts.maxNewTokens > cap) {
-      notices.push(`max_new_tokens ${opts.maxNewTokens} was capped to ${cap}, half the model's context of ${ctx} tokens`);
-      opts.maxNewTokens = cap;
-    }
+    const maxNewTokens = Math.min(opts.maxNewTokens, cap);
+    if (maxNewTokens < opts.maxNewTokens) notices.push(`max_new_tokens ${opts.maxNewTokens} was capped to ${cap}, half the model's context of ${ctx} tokens`);
     // Dropped in steps of an eighth of the context: while a prompt grows keystroke by keystroke, its start
     // stays put and the KV cache stays reusable (a one-token shift would invalidate all of it). A leading run
     // of special tokens (a FIM prefix marker, BOS) is kept: without it the model no longer knows the format.
-    const overflow = tokens.length + opts.maxNewTokens - ctx;
+    const overflow = tokens.length + maxNewTokens - ctx;
     const quantum = Math.max(1, Math.floor(ctx / 8));
     let head = 0;
     while (head < tokens.length - 1 && this.tokenizer.specialIds.has(tokens[head])) head++;
@@ -230,7 +232,7 @@ export class Engine {
       healing = planHealing(promptText(bounded.prompt), tokens, this.tokenizer, this.prefixIndex);
     }
     if (healing) tokens = healing.tokens;
-    return { tokens, truncated, notices, beams, healing };
+    return { tokens, truncated, notices, beams, healing, maxNewTokens };
   }
 
   /** Beam search (n-best) from the prompt's logits; the batch-1 prompt cache is kept for the next request. */
