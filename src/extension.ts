@@ -53,7 +53,7 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
       { pattern: '**' },
       new InlineProvider({
         service: () => router.service(),
-        fallbackFor: (s) => router.fallbackFor(s),
+        complete: (s, req, signal) => router.complete(s, req, signal),
         serverName: (s) => router.serverName(s),
         enabled: () => enabled.value,
         config,

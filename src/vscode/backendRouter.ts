@@ -5,6 +5,7 @@ import { connectServer } from '../servers/connectServer';
 import { ServerHealth } from '../servers/serverHealth';
 import { serverConfigError, type ServerSettings } from '../servers/serverSettings';
 import type { CompletionService } from '../completion/completionService';
+import type { CompletionOutcome, CompletionRequest } from '../completion/types';
 import type { Generator } from '../completion/generator';
 import type { SessionStats } from '../completion/sessionStats';
 import type { Config } from './config';
@@ -70,10 +71,24 @@ export class BackendRouter implements vscode.Disposable {
     return this.wanted.fallbackToLocal ? this.d.loader.service : null;
   }
 
-  /** After `failed` threw: the service to try the same request on now (the local model), if any. */
-  fallbackFor(failed: CompletionService): CompletionService | null {
-    if (!this.server || failed !== this.server.service || !this.server.settings.fallbackToLocal) return null;
-    return this.d.loader.service;
+  /**
+   * Runs a suggestion request on `service` (from service()); when that is the server's and it fails while the
+   * local model is its fallback, the same request goes to the local model at once. The one place that decides
+   * where a request goes: service() before it, this after a failure. Returns the outcome and who answered.
+   */
+  async complete(
+    service: CompletionService,
+    req: CompletionRequest,
+    signal: AbortSignal,
+  ): Promise<{ outcome: CompletionOutcome; answered: CompletionService }> {
+    try {
+      return { outcome: await service.complete(req, signal), answered: service };
+    } catch (err) {
+      const fallback = this.server && service === this.server.service && this.server.settings.fallbackToLocal ? this.d.loader.service : null;
+      if (!fallback || signal.aborted) throw err;
+      this.d.log.warn(`server request failed (${err instanceof Error ? err.message : String(err)}); asking the local model`);
+      return { outcome: await fallback.complete(req, signal), answered: fallback };
+    }
   }
 
   /** The server's name when `service` is the server's (for the stats). */

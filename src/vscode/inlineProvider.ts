@@ -11,8 +11,8 @@ import type { StatusBar } from './statusBar';
 
 export interface ProviderDeps {
   service: () => CompletionService | null;
-  /** After `failed` threw: where to ask again at once (a server's local fallback), if anywhere. */
-  fallbackFor?: (failed: CompletionService) => CompletionService | null;
+  /** Runs the request on the service, or on its fallback when a server's request fails (BackendRouter.complete). */
+  complete: (service: CompletionService, req: CompletionRequest, signal: AbortSignal) => Promise<{ outcome: CompletionOutcome; answered: CompletionService }>;
   /** The server's name when `service` is a server's (for the stats). */
   serverName?: (service: CompletionService) => string | undefined;
   enabled: () => boolean;
@@ -72,17 +72,7 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
       if (!explicit && !(await sleep(deps.debounce.delay(deps.config.debounceMs(document)), token))) return undefined;
       const end = deps.status.begin();
       try {
-        let answered = service;
-        let outcome: CompletionOutcome;
-        try {
-          outcome = await service.complete(req, ac.signal);
-        } catch (err) {
-          const fallback = deps.fallbackFor?.(service);
-          if (!fallback || ac.signal.aborted) throw err;
-          deps.log.warn(`server request failed (${err instanceof Error ? err.message : String(err)}); asking the local model`);
-          answered = fallback;
-          outcome = await fallback.complete(req, ac.signal);
-        }
+        const { outcome, answered } = await deps.complete(service, req, ac.signal);
         // A success clears a request error (a crashed worker that restarted), unless the model itself has
         // gone meanwhile (a failed load replaced this service).
         if (deps.status.current === 'error' && deps.service() === answered) deps.status.set('idle');
