@@ -10,6 +10,7 @@ import { registerModelCommands } from './vscode/downloadModel';
 import { Config } from './vscode/config';
 import { InlineProvider } from './vscode/inlineProvider';
 import { ModelLoader } from './vscode/modelLoader';
+import { CompletionShared } from './vscode/completionShared';
 import { feedRing } from './vscode/ringFeeder';
 import { StatusBar } from './vscode/statusBar';
 
@@ -18,6 +19,7 @@ let client: EngineClient | null = null;
 /** Wires the editor to the engine: everything here is a thin adapter over src/engine and src/completion. */
 export interface GhostlineApi {
   loader: ModelLoader;
+  shared: CompletionShared;
   client: EngineClient;
   stats: SessionStats;
   status: StatusBar;
@@ -39,8 +41,10 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
     log.error(`${msg}; a fresh worker starts on the next request`);
     status.set('error', msg);
   };
-  const loader = new ModelLoader(engine, config, status, log, context.extensionPath, context.globalStorageUri.fsPath);
-  const router = new BackendRouter({ loader, config, status, stats, log, secrets: context.secrets });
+  // Grammars, context and calibrations: one owner for the window, used by the local model and a server alike.
+  const shared = new CompletionShared(config, log, context.globalStorageUri.fsPath);
+  const loader = new ModelLoader(engine, config, status, log, context.extensionPath, shared, () => config.server().backend === 'local');
+  const router = new BackendRouter({ loader, shared, config, status, stats, log, secrets: context.secrets });
   const loadLocal = () => (router.wantsLocal() ? loader.load() : Promise.resolve(false));
   const enabled = { value: context.globalState.get<boolean>('ghostline.enabled', true) };
   const debounce = new AdaptiveDebounce();
@@ -63,10 +67,10 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
         log,
       }),
     ),
-    registerCommands({ client: engine, config, status, stats, loader, router, log, context, enabled }),
+    registerCommands({ client: engine, config, status, stats, loader, shared, router, log, context, enabled }),
     registerModelCommands(context, { log, modelInUse: (dir) => loader.info !== null && samePath(dir, loader.modelDir()) }),
-    feedRing(loader.ring),
-    loader.repo,
+    feedRing(shared.ring),
+    shared,
     vscode.workspace.onDidChangeTextDocument((e) => {
       if (e.document === vscode.window.activeTextEditor?.document && e.contentChanges.length > 0) debounce.keystroke(performance.now());
     }),
@@ -101,7 +105,7 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
     if (!enabled.value) status.set('disabled');
   });
   // The API returned to tests (and other extensions): read-only handles, no extra behaviour.
-  return { loader, client: engine, stats, status, config, router };
+  return { loader, shared, client: engine, stats, status, config, router };
 }
 
 export async function deactivate(): Promise<void> {

@@ -10,6 +10,7 @@ import type { Generator } from '../completion/generator';
 import type { SessionStats } from '../completion/sessionStats';
 import type { Config } from './config';
 import { editorService } from './editorService';
+import type { CompletionShared } from './completionShared';
 import type { ModelLoader } from './modelLoader';
 import { serverKeyName } from './serverKey';
 import type { StatusBar } from './statusBar';
@@ -31,6 +32,8 @@ interface ServerBackend {
 
 export interface RouterDeps {
   loader: ModelLoader;
+  /** The grammars, context and calibrations the server's service shares with the local model's. */
+  shared: CompletionShared;
   config: Config;
   status: StatusBar;
   stats: SessionStats;
@@ -140,7 +143,6 @@ export class BackendRouter implements vscode.Disposable {
     this.d.status.setWarning(null); // a warning speaks of the connection it was found on
     const settings = this.d.config.server();
     this.wanted = settings.backend === 'local' ? null : settings;
-    this.d.loader.primary = settings.backend === 'local';
     if (settings.backend === 'local') {
       this.d.stats.backend = 'local';
       if (this.d.loader.info) this.d.status.set('idle', this.d.loader.info.name);
@@ -173,7 +175,7 @@ export class BackendRouter implements vscode.Disposable {
       new HealthCheckedGenerator(conn.inline, health),
       () => conn.template,
       () => conn.traits,
-      { config: this.d.config, syntax: this.d.loader.syntax, ring: this.d.loader.ring, repo: this.d.loader.repo, calibrations: this.d.loader.calibrations },
+      this.d.shared,
       `${settings.backend} ${settings.url} ${settings.model}`,
     );
     // Only this connection's health speaks for the server: a request of a replaced connection fails when its

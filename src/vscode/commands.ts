@@ -16,6 +16,7 @@ import { setServerKey } from './serverKey';
 import { showPrompt } from './showPrompt';
 import type { GatherStats } from '../completion/context/repo/repoContext';
 import type { StatusBar } from './statusBar';
+import type { CompletionShared } from './completionShared';
 
 export interface CommandDeps {
   client: EngineClient;
@@ -23,6 +24,7 @@ export interface CommandDeps {
   status: StatusBar;
   stats: SessionStats;
   loader: ModelLoader;
+  shared: CompletionShared;
   router: BackendRouter;
   log: vscode.LogOutputChannel;
   context: vscode.ExtensionContext;
@@ -57,7 +59,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
             const name = d.router.serverName(service) ?? d.loader.info?.name;
             return name ? { service, name } : null;
           },
-          calibrations: d.loader.calibrations,
+          calibrations: d.shared.calibrations,
           status: d.status,
           log: d.log,
         },
@@ -88,7 +90,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
           model: d.router.serverName(service) ?? d.loader.info?.name ?? 'no model',
           format: service.templateFamily() ?? 'plain (no fill-in-the-middle)',
         }),
-        repo: d.loader.repo,
+        repo: d.shared.repo,
         notReadyReason: () => d.router.notReadyReason(),
       }),
     ),
@@ -99,7 +101,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
       const memory = worker ? `, worker ${Math.round(worker.rssBytes / 1e6)} MB${huge}, ${worker.cachedTokens} tokens cached` : '';
       const moves = info?.canMoveCachedRuns ? `, cached runs moved ${info.moveCachedRunsOverMs < 0 ? 'never' : `over ${info.moveCachedRunsOverMs} ms`}` : '';
       const local = info ? `Model ${info.name} (${path.basename(info.onnxFile)}), ${info.threads} threads${moves}${memory}` : 'No local model loaded';
-      const head = `${d.stats.backend === 'local' ? local : `Backend ${d.stats.backend}; ${local}`}; ${contextLine(d.loader.repo.stats())}`;
+      const head = `${d.stats.backend === 'local' ? local : `Backend ${d.stats.backend}; ${local}`}; ${contextLine(d.shared.repo.stats())}`;
       d.log.info(`stats\n${head}\n${d.stats.summary()}`);
       void vscode.window.showInformationMessage(`Ghostline: ${head}. ${d.stats.summary().replace(/\n/g, '; ')}`);
       return d.stats.summary();

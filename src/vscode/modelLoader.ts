@@ -2,10 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { NATIVE_LOAD_ERROR } from '../engine/shared/nativeLoad';
 import type { CompletionService } from '../completion/completionService';
-import { ChunkRing } from '../completion/context/chunkRing';
-import { EditorRepoContext } from './editorRepoContext';
 import { modelTraits } from '../completion/modelTraits';
-import { SyntaxRefiner } from '../completion/syntax/syntaxRefiner';
 import { pickFimTemplate, type FimTemplate } from '../completion/prompt/fimTemplates';
 import type { EngineClient } from '../engine/host/client';
 import { defaultModelDir } from '../engine/host/defaultModel';
@@ -15,7 +12,7 @@ import type { Config } from './config';
 import { documentSource } from './documentSource';
 import { editorService } from './editorService';
 import type { StatusBar } from './statusBar';
-import { CalibrationStore } from './calibrationStore';
+import type { CompletionShared } from './completionShared';
 
 /**
  * Loads the configured model into the worker (the worker frees the previous session), keeps the FIM
@@ -25,31 +22,25 @@ export class ModelLoader {
   info: ModelInfo | null = null;
   service: CompletionService | null = null;
   private template: FimTemplate | null = null;
-  /** Kept across model loads (and shared with a server backend): grammars load once per language. */
-  readonly syntax = new SyntaxRefiner({ log: (line) => this.log.info(line) });
-  /** The extra context from other files, fed by ringFeeder.ts; kept across model loads and shared with a server backend. */
-  readonly ring = new ChunkRing();
-  /** Calibrations fitted on the user's code, by model; shared with a server backend. */
-  readonly calibrations: CalibrationStore;
-  /** Repository context (imports, definitions, similar code), gathered ahead of time; shared with a server backend. */
-  readonly repo: EditorRepoContext;
   private generation = 0;
-  /**
-   * False while a server is the backend: the local model is then only the fallback, and its loading
-   * and errors go to the log, not the status bar or a pop-up.
-   */
-  primary = true;
 
+  /**
+   * `shared`: the grammars, context and calibrations every service of the window uses (CompletionShared).
+   * `isPrimary`: false while a server is the backend: the local model is then only the fallback, and its
+   * loading and errors go to the log, not the status bar or a pop-up.
+   */
   constructor(
     readonly client: EngineClient,
     private readonly config: Config,
     private readonly status: StatusBar,
     private readonly log: vscode.LogOutputChannel,
     private readonly extensionPath: string,
-    storageDir: string,
-  ) {
-    this.calibrations = new CalibrationStore(path.join(storageDir, 'calibrations'));
-    this.repo = new EditorRepoContext(config, log);
+    private readonly shared: CompletionShared,
+    private readonly isPrimary: () => boolean,
+  ) {}
+
+  private get primary(): boolean {
+    return this.isPrimary();
   }
 
   /** The loaded model as the calibration store names it: its folder and the ONNX file in use. */
@@ -79,7 +70,7 @@ export class ModelLoader {
         this.client,
         () => this.template,
         () => traits,
-        { config: this.config, syntax: this.syntax, ring: this.ring, repo: this.repo, calibrations: this.calibrations },
+        this.shared,
         this.modelKey,
       );
       this.log.info(

@@ -31,14 +31,14 @@ before(async () => {
 });
 
 after(async () => {
-  api.loader.calibrations.remove(api.loader.modelKey);
+  api.shared.calibrations.remove(api.loader.modelKey);
   fs.rmSync(path.join(workspaceFolder(), FOLDER), { recursive: true, force: true });
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 });
 
 test('the command completes positions of the workspace, fits and saves the model a calibration, uses it, and opens the report', async () => {
   const key = api.loader.modelKey;
-  assert.equal(api.loader.calibrations.get(key), undefined, 'no calibration before');
+  assert.equal(api.shared.calibrations.get(key), undefined, 'no calibration before');
   const sourceBefore = api.loader.service?.traits.calibrationSource ?? '';
   const report = await vscode.commands.executeCommand<WorkspaceCalibrationReport | undefined>('ghostline.calibrateWorkspace', {
     include: `${FOLDER}/**`,
@@ -52,7 +52,7 @@ test('the command completes positions of the workspace, fits and saves the model
   // The better fit at the threshold is in use: the workspace's, saved, when it is at least as precise; else the one before, and nothing saved.
   const ownWins = report.own.precision >= report.before.precision - 0.005 && report.own.shown > 0;
   assert.equal(report.inUse, ownWins ? 'own' : 'before', report.why);
-  const saved = api.loader.calibrations.get(key);
+  const saved = api.shared.calibrations.get(key);
   if (ownWins) {
     assert.ok(saved && saved.model === report.model);
     assert.match(api.loader.service?.traits.calibrationSource ?? '', /this workspace/);
@@ -70,13 +70,13 @@ test('the command completes positions of the workspace, fits and saves the model
 });
 
 test('with too little to fit: nothing is saved and the model keeps its calibration', async () => {
-  api.loader.calibrations.remove(api.loader.modelKey);
+  api.shared.calibrations.remove(api.loader.modelKey);
   const report = await vscode.commands.executeCommand<WorkspaceCalibrationReport | undefined>('ghostline.calibrateWorkspace', {
     include: `${FOLDER}/0_*`,
     positions: 5,
     report: false,
   });
   assert.equal(report, undefined, 'five positions fit nothing');
-  assert.equal(api.loader.calibrations.get(api.loader.modelKey), undefined);
+  assert.equal(api.shared.calibrations.get(api.loader.modelKey), undefined);
   assert.doesNotMatch(api.loader.service?.traits.calibrationSource ?? '', /this workspace/);
 });
