@@ -8,15 +8,11 @@ import { type FinishReason, firstLineEnd, type GenerateResult, type GenerationSt
 import { connectionError, httpError, ServerError } from './serverErrors';
 import { drainCapped, streamPayloads } from './streamLines';
 import type { PromptTokenizer } from './promptTokenizer';
-import { HealedPrefix, healedLogprob, planServerHealing } from './serverHealing';
+import { planServerHealing } from './serverHealing';
+import { StreamedCompletion, type StreamedResult } from './streamedCompletion';
 import { type Chunk, PROTOCOLS, type RequestInput } from './protocols';
 import type { ServerOptions } from './serverOptions';
 
-/**
- * Output text allowed per max_new_tokens before a server that ignores the limit (or floods) is cut off.
- * Generous: real tokens are a few characters; a long run of spaces may be one token of 16-64.
- */
-const FLOOD_CHARS_PER_NEW_TOKEN = 64;
 /** How long the answer waits, once complete, for a trailer that carries the server's token counts. */
 const TRAILER_GRACE_MS = 100;
 
@@ -48,13 +44,7 @@ interface Batch {
 /** A request's input before the decode options, and the text held back for token healing (serverHealing.ts). */
 type ServerInput = Omit<RequestInput, 'opts'> & { healed?: string };
 
-/** One completion as read: its sequence and the server's numbers for it. */
-interface Lane {
-  seq: Sequence;
-  stats?: Partial<GenerationStats>;
-  /** Tokens seen in the raw stream (the count when the server reports none). */
-  streamedTokens: number;
-}
+type Lane = StreamedResult;
 
 /** What a connection settled about a server (src/servers/connectServer.ts). */
 export interface ServerSetup {
@@ -303,8 +293,9 @@ export class ServerGenerator implements Generator {
   }
 
   /**
-   * Reads the stream through the stop rules, each completion through its own; the request ends when every
-   * completion has (a rule that fires ends its completion; the server runs that one on, unread, to its own end).
+   * Reads the stream, each completion through its own stop rules (StreamedCompletion); the request ends when every
+   * completion has (a rule that fires ends its completion; the server runs that one on, unread, to its own end),
+   * after a short grace for a trailer with the server's token counts where the protocol sends one.
    */
   private async read(
     res: Response,
@@ -316,32 +307,7 @@ export class ServerGenerator implements Generator {
     healed: string,
   ): Promise<Lane[]> {
     const protocol = PROTOCOLS[this.opts.kind];
-    const lanes = Array.from({ length: b.n }, () => ({
-      stopper: new TextStopper(b.opts, t0),
-      healing: healed ? new HealedPrefix(healed) : null,
-      /** Characters of the raw stream so far (the held-back text included): the logprobs' ends are counted there. */
-      rawChars: 0,
-      text: '',
-      tokenLogprobs: [] as number[],
-      tokenTextEnds: [] as number[],
-      finish: null as FinishReason | null,
-      seen: false,
-      stats: undefined as Partial<GenerationStats> | undefined,
-    }));
-    let onFirstLine = hooks.onFirstLine;
-    const emit = (lane: (typeof lanes)[number], delta: string) => {
-      if (!delta) return;
-      lane.text += delta;
-      if (lane !== lanes[0]) return;
-      hooks.onText?.(delta);
-      const end = onFirstLine ? firstLineEnd(lane.text) : -1;
-      if (onFirstLine && end >= 0) {
-        // The tokens up to the one that wrote the newline, as the local engine reports them.
-        const k = lane.tokenTextEnds.findIndex((e) => e > end) + 1 || lane.tokenTextEnds.length;
-        onFirstLine({ text: lane.text.slice(0, end), tokenLogprobs: lane.tokenLogprobs.slice(0, k), tokenTextEnds: lane.tokenTextEnds.slice(0, k) });
-        onFirstLine = undefined;
-      }
-    };
+    const lanes = Array.from({ length: b.n }, (_, i) => new StreamedCompletion(b.opts, t0, healed, i === 0 ? hooks : {}));
     let open = b.n;
     let any = false;
     // The server's own end of every completion, not a local stop rule: its trailer (OpenAI's usage) follows.
@@ -363,60 +329,22 @@ export class ServerGenerator implements Generator {
         any = true;
         const lane = lanes[chunk.index];
         if (!lane) continue; // not one asked for
-        lane.seen = true;
-        if (chunk.stats) lane.stats = { ...lane.stats, ...chunk.stats };
-        if (lane.finish) continue;
-        for (const lp of chunk.logprobs) {
-          // While the held-back text is not yet written, the local engine reports a token's log-probability
-          // among the tokens that continue it: the same from the server's top candidates (serverHealing.ts).
-          const left = healed.slice(lane.rawChars);
-          lane.rawChars += lp.chars;
-          lane.tokenLogprobs.push(left && lp.top ? healedLogprob(lp, lp.top, left) : lp.logprob);
-          lane.tokenTextEnds.push(Math.max(0, lane.rawChars - healed.length));
-        }
-        const past = lane.healing ? lane.healing.push(chunk.text) : chunk.text;
-        if (past === null) {
-          // The answer did not write the held-back text first: the model went elsewhere, so there is no answer.
-          lane.finish = 'stop';
-        } else {
-          emit(lane, lane.stopper.push(past, this.now()));
-          if (lane.stopper.finishReason) lane.finish = lane.stopper.finishReason;
-          else if (chunk.done) lane.finish = chunk.finish ?? 'eos';
-          // A server that ignores max_tokens (or floods) is cut off: no token is this long.
-          else if (lane.text.length > b.opts.maxNewTokens * FLOOD_CHARS_PER_NEW_TOKEN) lane.finish = 'length';
-        }
-        if (lane.finish && !chunk.done) serverEnded = false;
-        if (lane.finish && --open === 0) {
+        const wasOpen = lane.finish === null;
+        lane.take(chunk, this.now());
+        if (!wasOpen || !lane.finish) continue;
+        if (!chunk.done) serverEnded = false;
+        if (--open === 0) {
           // OpenAI-compatible servers send the prompt's token count after the last completion: worth a moment.
-          if (!protocol.trailer || !serverEnded || lanes[0].stats?.promptTokens !== undefined) break read;
+          if (!protocol.trailer || !serverEnded || lanes[0].promptTokens !== undefined) break read;
           graceUntil = this.now() + TRAILER_GRACE_MS;
         }
       }
-      if (graceUntil && lanes[0].stats?.promptTokens !== undefined) break;
+      if (graceUntil && lanes[0].promptTokens !== undefined) break;
     }
     // A pending read (the trailer never came) ends with the connection, which the caller closes.
     if (!graceUntil) await payloads.return?.(undefined);
     if (!any) throw new ServerError('the server closed the stream without an answer', true);
     // A completion the server never sent: it ignored n (it answered the first alone).
-    return lanes
-      .filter((lane) => lane.seen)
-      .map((lane) => {
-        if (!lane.stopper.finishReason) emit(lane, lane.stopper.flush());
-        if (!lane.finish && !abort.signal.aborted) throw new ServerError('the server cut the stream off before the end of the answer', true);
-        // The logprobs describe the raw stream; keep those of the tokens that made it into the text and, as the
-        // local engine does, the one a stop rule fired on (its text may be all stop string: a newline).
-        let kept = lane.tokenTextEnds.findIndex((_, i) => (i === 0 ? 0 : lane.tokenTextEnds[i - 1]) >= lane.text.length);
-        if (kept < 0) kept = lane.tokenTextEnds.length;
-        else if (lane.finish !== 'eos') kept++;
-        const seq: Sequence = {
-          text: lane.text,
-          finishReason: lane.finish ?? 'length',
-          logprob: NaN,
-          tokens: [],
-          tokenLogprobs: lane.tokenLogprobs.slice(0, kept),
-          tokenTextEnds: lane.tokenTextEnds.slice(0, kept),
-        };
-        return { seq, stats: lane.stats, streamedTokens: lane.tokenLogprobs.length };
-      });
+    return lanes.filter((lane) => lane.seen).map((lane) => lane.result(abort.signal.aborted));
   }
 }
