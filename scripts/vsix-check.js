@@ -136,13 +136,9 @@ async function checkNative(zip, target, targetName) {
   const problems = [];
   const binding = readFacts(await zip.read(at + target.binding));
   const runtime = readFacts(await zip.read(at + target.runtime));
-  for (const [name, f] of [
-    [target.binding, binding],
-    [target.runtime, runtime],
-  ]) {
-    if (typeof f === 'string' || typeof name !== 'string') continue;
-    if (f.machine !== target.arch) problems.push(`${name} is built for ${f.machine}, not ${target.arch}`);
-  }
+  if (binding.machine !== target.arch) problems.push(`${target.binding} is built for ${binding.machine}, not ${target.arch}`);
+  if (runtime.machine !== target.arch) problems.push(`${target.runtime} is built for ${runtime.machine}, not ${target.arch}`);
+
   const links =
     binding.format === 'elf' ? binding.needed : binding.format === 'macho' ? binding.dylibs.map((d) => d.replace(/^@rpath\//, '')) : binding.imports;
   if (!links.some((l) => l.toLowerCase() === target.runtime.toLowerCase()))

@@ -17,6 +17,11 @@ export const GENERATE_TIMEOUT_MS = 60_000;
 /** Connect-time questions (probe, tokenizer, FIM markers) wait at most this long. */
 const PROBE_TIMEOUT_MS = 10_000;
 
+/** "llama.cpp at http://host:8080": how logs, Show Stats and the status bar name a server. */
+export function serverLabel(kind: string, url: string): string {
+  return `${kind} at ${new URL(url).origin}`;
+}
+
 export interface ConnectRequest {
   kind: ServerKind;
   url: string;
@@ -65,7 +70,7 @@ export interface ServerConnection {
 export async function connectServer(r: ConnectRequest): Promise<ServerConnection> {
   const base: Omit<ServerOptions, 'timeoutMs'> = { kind: r.kind, url: r.url, model: r.model || undefined, apiKey: r.apiKey, fetch: r.fetch };
   const probeOpts: ServerOptions = { ...base, timeoutMs: Math.min(r.timeoutMs, PROBE_TIMEOUT_MS) };
-  const label = `${r.kind} at ${new URL(r.url).origin}`;
+  const label = serverLabel(r.kind, r.url);
   let template = serverTemplate({ promptFormat: r.promptFormat, model: r.model ?? '' });
   const traits: ModelTraits = {
     contextTokens: r.contextTokens || FALLBACK_CONTEXT_TOKENS,

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { HealthCheckedGenerator } from '../servers/healthCheckedGenerator';
 import { readCaFile, type ServerFetch, serverFetch } from '../net/httpTransport';
-import { connectServer } from '../servers/connectServer';
+import { connectServer, serverLabel } from '../servers/connectServer';
 import { ServerHealth } from '../servers/serverHealth';
 import { serverConfigError, type ServerSettings } from '../servers/serverSettings';
 import type { CompletionService } from '../completion/completionService';
@@ -150,8 +150,7 @@ export class BackendRouter implements vscode.Disposable {
     }
     const problem = serverConfigError(settings);
     if (problem) return this.fail(settings, problem, false, false); // Config has shown it, naming the setting
-    const origin = new URL(settings.url).origin;
-    const label = `${settings.backend} at ${origin}`;
+    const label = serverLabel(settings.backend, settings.url);
     this.d.stats.backend = label;
     this.d.status.set('loading', `connecting to ${label}`);
     let fetchImpl: ServerFetch;
