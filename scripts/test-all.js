@@ -8,6 +8,7 @@
 //                    integration/, e2e/ and package/>
 //   5. root          *.root.test.js: tests that need root (a tmpfs mounted for a real full disk)
 //   6. llama-server  *.llama.test.js: tests against a real llama-server (built once from source: cmake, git)
+//   6b. gpu          *.gpu.test.js: onnxruntime's WebGPU provider on SwiftShader (chromium's Vulkan on the CPU)
 //   7. package       node scripts/package.js --all (one .vsix per platform, each checked), then
 //                    test/package/vsix.test.js reads every .vsix
 //   7b. platforms    node scripts/smoke-packaged.js: the linux-x64, linux-arm64 (qemu-user) and win32-x64 (Wine)
@@ -36,6 +37,7 @@ const noIntegration = args.includes('--no-integration');
 const TIERS = {
   root: { suffix: '.root.test.js', needs: 'root (a tmpfs is mounted for a real full disk)' },
   llama: { suffix: '.llama.test.js', needs: 'a llama-server built from source (cmake, g++, git; once, into ~/.cache/ghostline)' },
+  gpu: { suffix: '.gpu.test.js', needs: "a Vulkan device: SwiftShader from chromium's package and the Vulkan loader (libvulkan1)" },
 };
 /** @param {string} f */
 const tierOf = (f) => Object.values(TIERS).find((t) => f.endsWith(t.suffix));
@@ -134,7 +136,7 @@ const steps = [
     },
   },
   ...Object.entries(TIERS).map(([name, tier]) => ({
-    name: name === 'llama' ? 'llama-server' : name,
+    name: { llama: 'llama-server', gpu: 'gpu (SwiftShader)' }[name] ?? name,
     run: () => {
       const files = tierFiles(tier);
       return files.length === 0 ? Promise.resolve(`no ${tier.suffix} files in out/test`) : nodeTest(files);

@@ -1,10 +1,9 @@
 import { endpoint } from './endpoint';
 import type { BackendHooks, Generator } from '../completion/generator';
-import { TextStopper } from '../engine/shared/textStopper';
 import { cancelledResult } from '../engine/shared/cancelledResult';
 import { type DecodeOptions, resolveDecodeOptions } from '../engine/shared/decodeOptions';
 import { type Prompt, promptText } from '../engine/shared/prompt';
-import { type FinishReason, firstLineEnd, type GenerateResult, type GenerationStats, type Sequence } from '../engine/shared/types';
+import type { GenerateResult, GenerationStats } from '../engine/shared/types';
 import { connectionError, httpError, ServerError } from './serverErrors';
 import { drainCapped, streamPayloads } from './streamLines';
 import type { PromptTokenizer } from './promptTokenizer';

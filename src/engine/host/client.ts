@@ -5,6 +5,7 @@ import type { DecodeOptions } from '../shared/decodeOptions';
 import type { EngineOptions } from '../shared/engineOptions';
 import { NATIVE_LOAD_ERROR } from '../shared/nativeLoad';
 import { readNativeRequirements, thisHost, unmetRequirement } from '../shared/nativeRequirements';
+import type { DeviceReport } from '../shared/device';
 import type { FromWorker, ToWorker, WorkerStats } from '../shared/protocol';
 import type { Prompt } from '../shared/prompt';
 import type { GenerateHooks, GenerateResult, GenerationStats, ModelInfo } from '../shared/types';
@@ -63,6 +64,8 @@ export class EngineClient {
   private slowestStepMs = 0;
   /** Called when the worker exits unexpectedly or is replaced by the watchdog (for logs and the status bar). */
   onCrash?: (message: string) => void;
+  /** Called when the GPU failed and the model moved to the CPU for the rest of the session (modelInfo.device says so). */
+  onDeviceChange?: (report: DeviceReport) => void;
 
   constructor(opts: EngineClientOptions = {}) {
     this.workerPath = opts.workerPath ?? defaultWorkerPath();
@@ -200,6 +203,11 @@ export class EngineClient {
   }
 
   private onMessage(msg: FromWorker): void {
+    if (msg.type === 'device') {
+      if (this.loaded) this.loaded.info = { ...this.loaded.info, device: msg.report };
+      this.onDeviceChange?.(msg.report);
+      return;
+    }
     const p = this.pending.get(msg.id);
     if (!p) return;
     if (msg.type === 'partial') {

@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
-import { ModelFolderError, errorMessage } from '../shared/errors';
+import type { ComputeDevice } from '../shared/device';
+import { GpuError, ModelFolderError, errorMessage } from '../shared/errors';
 import { halfToFloat } from './half';
 import { readIoContract, type IoContract } from './ioContract';
 import { KvCache } from './kvCache';
@@ -13,7 +14,10 @@ import { leanNames } from './leanContract';
 /** The KV cache of either contract (same operations; the model picks the kind). */
 export type AnyKvCache = KvCache | LeanKvCache;
 
-export type SessionOptions = Pick<EngineOptions, 'threads'>;
+export interface SessionOptions extends Pick<EngineOptions, 'threads'> {
+  /** The CPU (default), or the GPU through onnxruntime's WebGPU provider. */
+  device?: ComputeDevice;
+}
 
 /**
  * Threads when the setting says "automatic". A small model (under 64 MB of weights) runs faster on one
@@ -69,13 +73,21 @@ export class OnnxCausalLM {
     private readonly session: InferenceSession,
     readonly contract: IoContract,
     readonly file: string,
+    readonly device: ComputeDevice,
   ) {}
 
+  /**
+   * A session on the CPU or the GPU. On the GPU every heavy node runs in the WebGPU provider and onnxruntime
+   * keeps a few shape computations on the CPU; one CPU thread serves those. A GPU that cannot be opened
+   * throws GpuError, so the caller can fall back to the CPU.
+   */
   static async load(file: string, config: Record<string, unknown>, opts: SessionOptions = {}): Promise<OnnxCausalLM> {
     let session: InferenceSession;
-    const threads = opts.threads && opts.threads > 0 ? opts.threads : defaultThreads(onnxWeightBytes(file));
+    const device = opts.device ?? 'cpu';
+    const threads = device === 'gpu' ? 1 : opts.threads && opts.threads > 0 ? opts.threads : defaultThreads(onnxWeightBytes(file));
     try {
       session = await InferenceSession.create(file, {
+        executionProviders: [device === 'gpu' ? 'webgpu' : 'cpu'],
         graphOptimizationLevel: 'all',
         executionMode: 'sequential',
         intraOpNumThreads: threads,
@@ -83,10 +95,11 @@ export class OnnxCausalLM {
         extra: threadingEntries(threads),
       });
     } catch (err) {
+      if (device === 'gpu') throw new GpuError(`the GPU could not run it: ${errorMessage(err)}`);
       throw new ModelFolderError(file, `onnxruntime could not load it: ${errorMessage(err)}`);
     }
     try {
-      return new OnnxCausalLM(session, readIoContract(session, config, file), file);
+      return new OnnxCausalLM(session, readIoContract(session, config, file), file, device);
     } catch (err) {
       await session.release();
       throw err;
@@ -152,7 +165,9 @@ export class OnnxCausalLM {
         pos[b * seq + i] = BigInt(past + i);
       }
     }
-    const cap = past === 0 ? 0 : store.cap;
+    // A first chunk skips the empty cache slots on the CPU; WebGPU cannot take zero-sized inputs (the process
+    // crashes), so there the slots go in masked.
+    const cap = past === 0 && this.device === 'cpu' ? 0 : store.cap;
     const feeds: Record<string, Tensor> = {
       ...(cap ? store.feeds() : store.emptyFeeds()),
       [leanNames.inputIds]: new Tensor('int64', ids, [batch, seq]),

@@ -1,3 +1,5 @@
+import type { DeviceSetting } from './device';
+
 /**
  * Default of EngineOptions.moveCachedRunsOverMs and of the ghostline.engine.moveCachedRunsOverMs setting. Moved runs
  * change some suggestions (bench/results/moved-runs.json): worth it against a wait of seconds, not of a few
@@ -21,4 +23,8 @@ export interface EngineOptions {
    * worth it against a wait of seconds, not of a few hundred milliseconds. Lean graphs only.
    */
   moveCachedRunsOverMs?: number;
+  /** Where the model runs: auto (default: measured once per model and machine), cpu or gpu (shared/device.ts). */
+  device?: DeviceSetting;
+  /** The JSON file where `auto` remembers its verdicts; without one it measures on every load. */
+  deviceVerdictFile?: string;
 }

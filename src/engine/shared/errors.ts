@@ -20,3 +20,11 @@ export class RequestError extends Error {
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/** The GPU could not be used: no WebGPU adapter or Vulkan loader, a driver error, a lost device. The CPU serves instead. */
+export class GpuError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'GpuError';
+  }
+}

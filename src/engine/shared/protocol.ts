@@ -1,4 +1,5 @@
 import type { DecodeOptions } from './decodeOptions';
+import type { DeviceReport } from './device';
 import type { EngineOptions } from './engineOptions';
 import type { Prompt } from './prompt';
 import type { FirstLine, GenerateResult, ModelInfo } from './types';
@@ -24,7 +25,7 @@ export type ToWorker =
   | { type: 'shutdown'; id: number }
   | { type: 'stats'; id: number };
 
-/** Messages from the worker back. Every request id gets exactly one `done` or `error`. */
+/** Messages from the worker back. Every request id gets exactly one `done` or `error`; `device` answers no request. */
 export type FromWorker =
   | { type: 'loaded'; id: number; info: ModelInfo }
   | { type: 'partial'; id: number; text: string }
@@ -33,4 +34,6 @@ export type FromWorker =
   | { type: 'tokens'; id: number; ids: number[] }
   | { type: 'ok'; id: number }
   | { type: 'stats'; id: number; stats: WorkerStats }
-  | { type: 'error'; id: number; message: string; name: string };
+  | { type: 'error'; id: number; message: string; name: string }
+  /** Unasked (id 0): the GPU failed and the model moved to the CPU (ModelInfo.device changes to this). */
+  | { type: 'device'; id: 0; report: DeviceReport };

@@ -1,4 +1,5 @@
-/** Why a generation ended. */
+import type { DeviceReport } from './device';
+
 /** Why a generation ended. `loop`: the text fell into a loop (stopOnLoop, engine/shared/loopCheck.ts). */
 export type FinishReason = 'eos' | 'length' | 'stop' | 'time' | 'loop' | 'cancelled' | 'error';
 
@@ -63,6 +64,8 @@ export interface ModelInfo {
   moveCachedRunsOverMs: number;
   canMoveCachedRuns: boolean;
   modelType: string;
+  /** Where the model runs and why (shared/device.ts); changes when a failing GPU hands over to the CPU. */
+  device: DeviceReport;
 }
 
 /** What a caller of generate() may hook into; one type for the worker's engine, its client and every backend. */

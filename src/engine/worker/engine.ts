@@ -12,6 +12,9 @@ import { configInvFreq } from '../model/rotary';
 import { WARM_ASIDE_OPTIONS, WARM_PREFILL_CHUNK } from '../shared/warmAside';
 import { eosIds, readModelFolder, type ModelFolder } from '../model/modelFolder';
 import { OnnxCausalLM, defaultThreads, onnxWeightBytes, type AnyKvCache } from '../model/onnxModel';
+import type { DeviceReport } from '../shared/device';
+import { chooseDevice } from './deviceChoice';
+import { DeviceModel } from './deviceModel';
 import { SamplerChain } from '../decode/samplers/chain';
 import { Prng } from '../decode/samplers/prng';
 import { sampleLoop, type LogitRows } from '../decode/sampleLoop';
@@ -68,7 +71,7 @@ export class Engine {
   private constructor(
     readonly folder: ModelFolder,
     readonly tokenizer: TextTokenizer,
-    private readonly model: OnnxCausalLM,
+    private readonly model: DeviceModel,
     private readonly prefillChunk: number,
     threads: number,
     /** Rotary frequencies for moving cached runs (lean graphs), or null: only shared prefixes are reused. */
@@ -97,10 +100,19 @@ export class Engine {
       moveCachedRunsOverMs: moveOverMs,
       canMoveCachedRuns: c.kind === 'lean',
       modelType: typeof cfg.model_type === 'string' ? cfg.model_type : 'unknown',
+      device: model.report,
     };
   }
 
-  static async load(dir: string, opts: EngineOptions = {}): Promise<Engine> {
+  /**
+   * `onDeviceChange`: told when the GPU fails during the session and the model moves to the CPU (the report
+   * in `info.device` changes with it). `log`: lines for the worker's log (the device measurement).
+   */
+  static async load(
+    dir: string,
+    opts: EngineOptions = {},
+    hooks: { onDeviceChange?: (report: DeviceReport) => void; log?: (line: string) => void } = {},
+  ): Promise<Engine> {
     const folder = readModelFolder(dir, opts);
     let tokenizer: TextTokenizer;
     try {
@@ -109,7 +121,9 @@ export class Engine {
       throw new ModelFolderError(`${folder.dir}/tokenizer.json`, `the tokenizer cannot be built: ${(err as Error).message}`);
     }
     const threads = opts.threads && opts.threads > 0 ? opts.threads : defaultThreads(onnxWeightBytes(folder.onnxPath));
-    const model = await OnnxCausalLM.load(folder.onnxPath, folder.config, { threads });
+    const chosen = await chooseDevice(folder.onnxPath, folder.config, { ...opts, threads, contextLength: contextLength(folder.config), log: hooks.log });
+    const openCpu = () => OnnxCausalLM.load(folder.onnxPath, folder.config, { threads, device: 'cpu' });
+    const model = new DeviceModel(chosen.model, chosen.report, openCpu, hooks.onDeviceChange);
     try {
       checkFilesAgree(folder, tokenizer, model.contract.vocab);
     } catch (err) {
@@ -338,7 +352,7 @@ export class Engine {
    * One model pass; logit columns past the tokenizer's vocabulary (padding) can never be picked, and the
    * rows' log-sum-exp (when the graph gives it) is corrected to leave them out.
    */
-  private async forward(...args: Parameters<OnnxCausalLM['forward']>): ReturnType<OnnxCausalLM['forward']> {
+  private async forward(...args: Parameters<DeviceModel['forward']>): ReturnType<DeviceModel['forward']> {
     const r = await this.model.forward(...args);
     const used = this.tokenizer.vocabSize;
     const cols = this.model.contract.vocab;

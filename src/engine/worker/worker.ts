@@ -88,7 +88,10 @@ port.on('message', (msg: ToWorker) => {
 
 async function load(id: number, dir: string, options: Parameters<typeof Engine.load>[1]) {
   try {
-    const next = await (await loadEngineModule()).Engine.load(dir, options);
+    const next = await (await loadEngineModule()).Engine.load(dir, options, {
+      onDeviceChange: (report) => send({ type: 'device', id: 0, report: { ...report } }),
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
     const old = engine;
     engine = next;
     if (old) await old.dispose(); // frees the old session's memory

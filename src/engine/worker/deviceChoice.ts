@@ -1,0 +1,174 @@
+import { env, listSupportedBackends } from 'onnxruntime-node';
+import type { EngineOptions } from '../shared/engineOptions';
+import { gpuApiFor, type DeviceReport, type DeviceTiming } from '../shared/device';
+import { errorMessage } from '../shared/errors';
+import { OnnxCausalLM } from '../model/onnxModel';
+import { DeviceVerdicts, verdictKey, type DeviceVerdict } from './deviceVerdicts';
+
+/**
+ * The GPU is kept only when the measured workload runs this much faster there: at a tie the CPU wins, as it
+ * compiles no shaders at load and has no driver to lose.
+ */
+export const GPU_MARGIN = 1.2;
+
+/** The measured workload: a prefill of this many tokens (at most a quarter of the context), then decode steps. */
+const PREFILL_TOKENS = 128;
+const DECODE_TOKENS = 16;
+
+export interface DeviceChoice {
+  model: OnnxCausalLM;
+  report: DeviceReport;
+}
+
+export interface ChooseDeviceOptions extends Pick<EngineOptions, 'device' | 'threads' | 'deviceVerdictFile'> {
+  contextLength: number;
+  /** A log line (the worker's stderr, which the extension puts in its log). */
+  log?: (line: string) => void;
+}
+
+/** Whether this onnxruntime build has the WebGPU provider on this platform, and the graphics API it drives. */
+export function gpuSupport(): { api: string } | { missing: string } {
+  const api = gpuApiFor(process.platform, process.arch);
+  if (!api) return { missing: `onnxruntime has no WebGPU provider for ${process.platform}-${process.arch}` };
+  const backends = listSupportedBackends?.() ?? [];
+  if (!backends.some((b) => b.name === 'webgpu')) return { missing: 'this onnxruntime build has no WebGPU provider' };
+  return { api };
+}
+
+/**
+ * Opens the model's session on the device the setting asks for. `cpu`: the CPU. `gpu`: the GPU, or the CPU
+ * with the reason when it cannot be opened. `auto`: the verdict remembered for this model and machine, or,
+ * on the first load, both devices timed on the same workload and the faster kept (GPU_MARGIN), the verdict
+ * remembered in `deviceVerdictFile`.
+ */
+export async function chooseDevice(file: string, config: Record<string, unknown>, opts: ChooseDeviceOptions): Promise<DeviceChoice> {
+  const setting = opts.device ?? 'auto';
+  const loadCpu = () => OnnxCausalLM.load(file, config, { threads: opts.threads, device: 'cpu' });
+  const cpuWith = async (reason: string, measured?: DeviceVerdict): Promise<DeviceChoice> => ({
+    model: await loadCpu(),
+    report: { setting, device: 'cpu', reason, ...(measured ? { measured: measurement(measured) } : {}) },
+  });
+  if (setting === 'cpu') return cpuWith('ghostline.engine.device is cpu');
+  const support = gpuSupport();
+  if ('missing' in support) return cpuWith(support.missing);
+  const gpuReport = (reason: string, measured?: DeviceVerdict): DeviceReport => ({
+    setting,
+    device: 'gpu',
+    gpuApi: support.api,
+    reason,
+    ...(measured ? { measured: measurement(measured) } : {}),
+  });
+
+  if (setting === 'gpu') {
+    try {
+      return { model: await OnnxCausalLM.load(file, config, { device: 'gpu' }), report: gpuReport('ghostline.engine.device is gpu') };
+    } catch (err) {
+      return cpuWith(`no usable GPU: ${errorMessage(err)}`);
+    }
+  }
+
+  const store = opts.deviceVerdictFile ? new DeviceVerdicts(opts.deviceVerdictFile) : null;
+  const key = verdictKey(file, ortVersion());
+  const known = store?.get(key);
+  if (known?.device === 'cpu') return cpuWith(`measured on ${known.at.slice(0, 10)}: ${comparison(known)}`, known);
+  if (known?.device === 'gpu') {
+    try {
+      return {
+        model: await OnnxCausalLM.load(file, config, { device: 'gpu' }),
+        report: gpuReport(`measured on ${known.at.slice(0, 10)}: ${comparison(known)}`, known),
+      };
+    } catch (err) {
+      return cpuWith(`the GPU measured faster earlier cannot be opened now: ${errorMessage(err)}`);
+    }
+  }
+  return measureBoth(file, config, opts, support.api, store, key);
+}
+
+/** `auto`'s first load of a model on a machine: both devices timed, the faster kept and remembered. */
+async function measureBoth(
+  file: string,
+  config: Record<string, unknown>,
+  opts: ChooseDeviceOptions,
+  api: string,
+  store: DeviceVerdicts | null,
+  key: string,
+): Promise<DeviceChoice> {
+  const cpu = await OnnxCausalLM.load(file, config, { threads: opts.threads, device: 'cpu' });
+  let gpu: OnnxCausalLM;
+  try {
+    gpu = await OnnxCausalLM.load(file, config, { device: 'gpu' });
+  } catch (err) {
+    // Not remembered: a driver installed later is found on the next load (a failed open costs milliseconds).
+    return { model: cpu, report: { setting: 'auto', device: 'cpu', reason: `no usable GPU: ${errorMessage(err)}` } };
+  }
+  const prefillTokens = Math.max(8, Math.min(PREFILL_TOKENS, Math.floor(opts.contextLength / 4)));
+  let verdict: DeviceVerdict;
+  try {
+    opts.log?.(`measuring the CPU and the GPU (${api}) on this model once: a ${prefillTokens}-token prefill and ${DECODE_TOKENS} decode steps`);
+    const cpuTiming = await timeWorkload(cpu, prefillTokens, DECODE_TOKENS);
+    const gpuTiming = await timeWorkload(gpu, prefillTokens, DECODE_TOKENS);
+    const device = workloadMs(gpuTiming, prefillTokens, DECODE_TOKENS) * GPU_MARGIN < workloadMs(cpuTiming, prefillTokens, DECODE_TOKENS) ? 'gpu' : 'cpu';
+    verdict = { device, cpu: cpuTiming, gpu: gpuTiming, prefillTokens, decodeTokens: DECODE_TOKENS, at: new Date().toISOString() };
+  } catch (err) {
+    await gpu.release();
+    return { model: cpu, report: { setting: 'auto', device: 'cpu', reason: `the GPU failed while measured: ${errorMessage(err)}` } };
+  }
+  try {
+    store?.set(key, verdict);
+  } catch (err) {
+    opts.log?.(`the device verdict could not be saved (${errorMessage(err)}); it is measured again on the next load`);
+  }
+  const reason = `measured now: ${comparison(verdict)}`;
+  opts.log?.(`device: ${verdict.device.toUpperCase()}, ${comparison(verdict)}`);
+  if (verdict.device === 'gpu') {
+    await cpu.release();
+    return { model: gpu, report: { setting: 'auto', device: 'gpu', gpuApi: api, reason, measured: measurement(verdict) } };
+  }
+  await gpu.release();
+  return { model: cpu, report: { setting: 'auto', device: 'cpu', reason, measured: measurement(verdict) } };
+}
+
+/** Milliseconds of the measured workload on one device. */
+export function workloadMs(t: DeviceTiming, prefillTokens: number, decodeTokens: number): number {
+  return t.prefillMsPerToken * prefillTokens + t.decodeMsPerToken * decodeTokens;
+}
+
+/** "GPU 2.1x faster than the CPU (prefill 0.4 against 1.9 ms/token, decode ...)". */
+export function comparison(v: Pick<DeviceVerdict, 'cpu' | 'gpu' | 'prefillTokens' | 'decodeTokens'>): string {
+  const cpuMs = workloadMs(v.cpu, v.prefillTokens, v.decodeTokens);
+  const gpuMs = workloadMs(v.gpu, v.prefillTokens, v.decodeTokens);
+  const ratio = gpuMs <= cpuMs ? `GPU ${(cpuMs / gpuMs).toFixed(1)}x faster than the CPU` : `CPU ${(gpuMs / cpuMs).toFixed(1)}x faster than the GPU`;
+  const f = (x: number) => x.toFixed(x < 10 ? 2 : 1);
+  return (
+    `${ratio} (prefill ${f(v.gpu.prefillMsPerToken)} against ${f(v.cpu.prefillMsPerToken)} ms/token, ` +
+    `decode ${f(v.gpu.decodeMsPerToken)} against ${f(v.cpu.decodeMsPerToken)} ms/token, GPU first run ${Math.round(v.gpu.firstRunMs)} ms)`
+  );
+}
+
+function measurement(v: DeviceVerdict): NonNullable<DeviceReport['measured']> {
+  return { cpu: v.cpu, gpu: v.gpu, prefillTokens: v.prefillTokens, decodeTokens: v.decodeTokens };
+}
+
+/**
+ * Times one device: a first run of the whole workload (shader compilation on a GPU), then the workload again
+ * on a fresh cache. Token values do not change the time; the ids stay inside every vocabulary.
+ */
+export async function timeWorkload(model: OnnxCausalLM, prefillTokens: number, decodeTokens: number): Promise<DeviceTiming> {
+  const ids = Array.from({ length: prefillTokens }, (_, i) => (i * 31 + 7) % Math.min(model.contract.vocab, 256));
+  const run = async () => {
+    const t0 = performance.now();
+    let r = await model.forward([ids], model.emptyCache());
+    const t1 = performance.now();
+    for (let i = 0; i < decodeTokens; i++) r = await model.forward([[ids[i % ids.length]]], r.cache);
+    return { prefillMs: t1 - t0, decodeMs: performance.now() - t1 };
+  };
+  const t0 = performance.now();
+  await run();
+  const firstRunMs = performance.now() - t0;
+  const timed = await run();
+  return { prefillMsPerToken: timed.prefillMs / prefillTokens, decodeMsPerToken: timed.decodeMs / decodeTokens, firstRunMs };
+}
+
+function ortVersion(): string {
+  return env.versions?.node ?? env.versions?.common ?? 'unknown';
+}

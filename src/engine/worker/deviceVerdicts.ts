@@ -1,0 +1,76 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { ComputeDevice, DeviceTiming } from '../shared/device';
+
+/** What `auto` measured for one model file on one machine (deviceChoice.ts). */
+export interface DeviceVerdict {
+  device: ComputeDevice;
+  cpu: DeviceTiming;
+  gpu: DeviceTiming;
+  prefillTokens: number;
+  decodeTokens: number;
+  /** ISO date of the measurement. */
+  at: string;
+}
+
+interface VerdictFile {
+  version: 1;
+  verdicts: Record<string, DeviceVerdict>;
+}
+
+/** Verdicts kept at most (the oldest measured go first): one per model file and machine. */
+const MAX_VERDICTS = 64;
+
+/**
+ * The key a verdict is remembered under: the model file (path, size, modification time), the onnxruntime
+ * version and the machine (platform, CPU model, core count). A new driver is not in it: Ghostline: Measure
+ * Devices Again (or deleting the file) measures afresh.
+ */
+export function verdictKey(onnxFile: string, ortVersion: string): string {
+  let stamp = 'missing';
+  try {
+    const st = fs.statSync(onnxFile);
+    stamp = `${st.size}@${Math.round(st.mtimeMs)}`;
+  } catch {
+    // A file that vanished keys as missing: no verdict matches it.
+  }
+  const cpu = os.cpus()[0]?.model?.trim() ?? 'unknown CPU';
+  return [path.resolve(onnxFile), stamp, `onnxruntime ${ortVersion}`, `${process.platform}-${process.arch}`, `${cpu} x${os.availableParallelism()}`].join(
+    ' | ',
+  );
+}
+
+/** A store of verdicts in one JSON file; a missing, unreadable or foreign file reads as empty. */
+export class DeviceVerdicts {
+  constructor(private readonly file: string) {}
+
+  get(key: string): DeviceVerdict | null {
+    return this.read().verdicts[key] ?? null;
+  }
+
+  /** Remembers `verdict`; a store that cannot be written is only logged by the caller (the choice stands). */
+  set(key: string, verdict: DeviceVerdict): void {
+    const data = this.read();
+    data.verdicts[key] = verdict;
+    const kept = Object.entries(data.verdicts)
+      .sort((a, b) => b[1].at.localeCompare(a[1].at))
+      .slice(0, MAX_VERDICTS);
+    data.verdicts = Object.fromEntries(kept);
+    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    // Written aside and renamed: two windows measuring at once never leave a half-written file.
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, `${JSON.stringify(data, null, 1)}\n`);
+    fs.renameSync(tmp, this.file);
+  }
+
+  private read(): VerdictFile {
+    try {
+      const data = JSON.parse(fs.readFileSync(this.file, 'utf8')) as Partial<VerdictFile>;
+      if (data?.version === 1 && data.verdicts && typeof data.verdicts === 'object') return data as VerdictFile;
+    } catch {
+      // Missing or damaged: measured again.
+    }
+    return { version: 1, verdicts: {} };
+  }
+}
