@@ -63,7 +63,8 @@ export async function chooseDevice(file: string, config: Record<string, unknown>
     try {
       return { model: await OnnxCausalLM.load(file, config, { device: 'gpu' }), report: gpuReport('ghostline.engine.device is gpu') };
     } catch (err) {
-      return cpuWith(`no usable GPU: ${errorMessage(err)}`);
+      opts.log?.(`the GPU could not be opened: ${errorMessage(err)}`);
+      return cpuWith(gpuOpenFailure(err, support.api));
     }
   }
 
@@ -78,7 +79,8 @@ export async function chooseDevice(file: string, config: Record<string, unknown>
         report: gpuReport(`measured on ${known.at.slice(0, 10)}: ${comparison(known)}`, known),
       };
     } catch (err) {
-      return cpuWith(`the GPU measured faster earlier cannot be opened now: ${errorMessage(err)}`);
+      opts.log?.(`the GPU could not be opened: ${errorMessage(err)}`);
+      return cpuWith(`the GPU measured faster earlier cannot be opened now: ${gpuOpenFailure(err, support.api)}`);
     }
   }
   return measureBoth(file, config, opts, support.api, store, key);
@@ -99,7 +101,8 @@ async function measureBoth(
     gpu = await OnnxCausalLM.load(file, config, { device: 'gpu' });
   } catch (err) {
     // Not remembered: a driver installed later is found on the next load (a failed open costs milliseconds).
-    return { model: cpu, report: { setting: 'auto', device: 'cpu', reason: `no usable GPU: ${errorMessage(err)}` } };
+    opts.log?.(`the GPU could not be opened: ${errorMessage(err)}`);
+    return { model: cpu, report: { setting: 'auto', device: 'cpu', reason: gpuOpenFailure(err, api) } };
   }
   const prefillTokens = Math.max(8, Math.min(PREFILL_TOKENS, Math.floor(opts.contextLength / 4)));
   let verdict: DeviceVerdict;
@@ -107,7 +110,7 @@ async function measureBoth(
     opts.log?.(`measuring the CPU and the GPU (${api}) on this model once: a ${prefillTokens}-token prefill and ${DECODE_TOKENS} decode steps`);
     const cpuTiming = await timeWorkload(cpu, prefillTokens, DECODE_TOKENS);
     const gpuTiming = await timeWorkload(gpu, prefillTokens, DECODE_TOKENS);
-    const device = workloadMs(gpuTiming, prefillTokens, DECODE_TOKENS) * GPU_MARGIN < workloadMs(cpuTiming, prefillTokens, DECODE_TOKENS) ? 'gpu' : 'cpu';
+    const device = fasterDevice(cpuTiming, gpuTiming, prefillTokens, DECODE_TOKENS);
     verdict = { device, cpu: cpuTiming, gpu: gpuTiming, prefillTokens, decodeTokens: DECODE_TOKENS, at: new Date().toISOString() };
   } catch (err) {
     await gpu.release();
@@ -126,6 +129,25 @@ async function measureBoth(
   }
   await gpu.release();
   return { model: cpu, report: { setting: 'auto', device: 'cpu', reason, measured: measurement(verdict) } };
+}
+
+/** The GPU when it runs the workload GPU_MARGIN times faster than the CPU, else the CPU. */
+export function fasterDevice(cpu: DeviceTiming, gpu: DeviceTiming, prefillTokens: number, decodeTokens: number): 'cpu' | 'gpu' {
+  return workloadMs(gpu, prefillTokens, decodeTokens) * GPU_MARGIN < workloadMs(cpu, prefillTokens, decodeTokens) ? 'gpu' : 'cpu';
+}
+
+/**
+ * Why the GPU could not be opened, in the user's words. Dawn's "no supported adapters" (no driver, no Vulkan
+ * loader, a GPU the driver does not offer) becomes one sentence with what to install; anything else keeps
+ * onnxruntime's message (the full text goes to the log).
+ */
+export function gpuOpenFailure(err: unknown, api: string): string {
+  const msg = errorMessage(err);
+  if (/WebGPU adapter|No supported adapters/i.test(msg)) {
+    const hint = api === 'Vulkan' ? ' (Linux needs the Vulkan loader, libvulkan1, and a Vulkan driver for the GPU)' : '';
+    return `no usable GPU: the graphics driver offers no ${api} adapter${hint}`;
+  }
+  return `no usable GPU: ${msg}`;
 }
 
 /** Milliseconds of the measured workload on one device. */

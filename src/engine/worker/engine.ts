@@ -111,7 +111,12 @@ export class Engine {
   static async load(
     dir: string,
     opts: EngineOptions = {},
-    hooks: { onDeviceChange?: (report: DeviceReport) => void; log?: (line: string) => void } = {},
+    hooks: {
+      onDeviceChange?: (report: DeviceReport) => void;
+      log?: (line: string) => void;
+      /** Opens the session on its device; tests pass their own to put a failing device under the engine. */
+      chooseDevice?: typeof chooseDevice;
+    } = {},
   ): Promise<Engine> {
     const folder = readModelFolder(dir, opts);
     let tokenizer: TextTokenizer;
@@ -121,7 +126,12 @@ export class Engine {
       throw new ModelFolderError(`${folder.dir}/tokenizer.json`, `the tokenizer cannot be built: ${(err as Error).message}`);
     }
     const threads = opts.threads && opts.threads > 0 ? opts.threads : defaultThreads(onnxWeightBytes(folder.onnxPath));
-    const chosen = await chooseDevice(folder.onnxPath, folder.config, { ...opts, threads, contextLength: contextLength(folder.config), log: hooks.log });
+    const chosen = await (hooks.chooseDevice ?? chooseDevice)(folder.onnxPath, folder.config, {
+      ...opts,
+      threads,
+      contextLength: contextLength(folder.config),
+      log: hooks.log,
+    });
     const openCpu = () => OnnxCausalLM.load(folder.onnxPath, folder.config, { threads, device: 'cpu' });
     const model = new DeviceModel(chosen.model, chosen.report, openCpu, hooks.onDeviceChange);
     try {
