@@ -84,6 +84,7 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
         e.affectsConfiguration('ghostline.modelPath') ||
         e.affectsConfiguration('ghostline.modelFile') ||
         e.affectsConfiguration('ghostline.engine.threads') ||
+        e.affectsConfiguration('ghostline.engine.device') ||
         e.affectsConfiguration('ghostline.engine.moveCachedRunsOverMs') ||
         (backendChanged && loader.info === null)
       ) {

@@ -1,8 +1,11 @@
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { EngineClient } from '../engine/host/client';
 import { resolveDecodeOptions, type DecodeOptions } from '../engine/shared/decodeOptions';
 import { defaultModelDir } from '../engine/host/defaultModel';
 import { errorMessage } from '../engine/shared/errors';
+import { DEVICE_SETTINGS, describeDevice, type DeviceSetting } from '../engine/shared/device';
+import { userCacheDir } from '../platform/userCacheDir';
 import { DECODE_TABLE, kebabCase } from '../engine/shared/decodeTable';
 import { checkKnown, num, one, parseArgs, type ParsedArgs } from './args';
 import { convertCommand } from './convertCommand';
@@ -11,14 +14,18 @@ import { toResponse } from './response';
 import { localBackend, serveStdio } from './serveStdio';
 import { SERVER_VALUES, serverBackend } from './serverBackend';
 
+/** Where `auto` remembers its verdicts, in the user's cache folder. */
+const VERDICTS_FILE = 'device-verdicts.json';
+
 const USAGE = `ghostline: local code completion engine (headless)
 
   ghostline generate [--model DIR] (--prompt TEXT | --prompt-file F) [--max-new-tokens N]
                      [--temperature T] [--top-k K] [--top-p P] [--min-p P] [--repetition-penalty R]
                      [--repetition-window N] [--copy-bias B] [--num-beams B] [--num-return-sequences N] [--seed S] [--stop STR]...
                      [--max-lines N] [--time-budget-ms MS] [--speculative-tokens N] [--[no-]ignore-eos]
-                     [--[no-]token-healing] [--[no-]stop-on-loop] [--[no-]stop-on-special-tokens] [--threads N] [--json]
-  ghostline serve-stdio [--model DIR] [--threads N]
+                     [--[no-]token-healing] [--[no-]stop-on-loop] [--[no-]stop-on-special-tokens] [--threads N]
+                     [--device auto|cpu|gpu] [--json]
+  ghostline serve-stdio [--model DIR] [--threads N] [--device auto|cpu|gpu]
   ghostline serve-stdio --backend llama.cpp|openai|ollama --server-url URL [--server-model NAME]
                      [--server-fim auto|qwen2.5-coder|starcoder|deepseek-coder|codellama] [--server-timeout-ms N]
                      [--server-context TOKENS] [--model DIR]   (API key: GHOSTLINE_SERVER_KEY in the environment)
@@ -32,7 +39,9 @@ const USAGE = `ghostline: local code completion engine (headless)
                     [--accuracy-level 4] [--progress-json]
       a Hugging Face checkpoint (llama, qwen2, starcoder2; safetensors) -> a Ghostline model folder
 
---model defaults to the model shipped in models/.`;
+--model defaults to the model shipped in models/.
+--device: where the model runs (default auto: the CPU and the GPU are timed once per model and machine and
+the faster kept, remembered in ${path.join(userCacheDir(), VERDICTS_FILE)}); gpu falls back to the CPU with a note.`;
 
 async function main(argv: string[]): Promise<number> {
   const args = parseArgs(argv, ['json', 'help', 'progress-json', ...OPTION_FLAGS]);
@@ -43,7 +52,7 @@ async function main(argv: string[]): Promise<number> {
   if (args.command === 'convert') return convertCommand(args);
   if (args.command === 'prompt') return promptCommand(args);
   if (args.command === 'generate') checkKnown(args, 'generate', GENERATE_VALUES, ['json', ...OPTION_FLAGS]);
-  else if (args.command === 'serve-stdio') checkKnown(args, 'serve-stdio', ['model', 'threads', ...SERVER_VALUES]);
+  else if (args.command === 'serve-stdio') checkKnown(args, 'serve-stdio', ['model', 'threads', 'device', ...SERVER_VALUES]);
   else throw new Error(`unknown command "${args.command}"\n\n${USAGE}`);
   const backend = one(args, 'backend');
   if (args.command === 'serve-stdio' && backend && backend !== 'local') {
@@ -53,7 +62,13 @@ async function main(argv: string[]): Promise<number> {
   const client = new EngineClient();
   try {
     const threads = num(args, 'threads');
-    await client.load(one(args, 'model') ?? defaultModelDir(), { threads });
+    const device = deviceArg(args);
+    const info = await client.load(one(args, 'model') ?? defaultModelDir(), {
+      threads,
+      device,
+      deviceVerdictFile: path.join(userCacheDir(), VERDICTS_FILE),
+    });
+    process.stderr.write(`ghostline: note: runs on the ${describeDevice(info.device)}\n`);
     if (args.command === 'generate') return await generate(client, args);
     await serveStdio(localBackend(client), process.stdin, process.stdout);
     return 0;
@@ -65,7 +80,13 @@ async function main(argv: string[]): Promise<number> {
 /** CLI flags of the decode options, from the one table: `--max-new-tokens N`, `--stop S` (repeatable), `--ignore-eos` / `--no-ignore-eos`. */
 const OPTION_VALUES = DECODE_TABLE.filter((r) => r.type !== 'boolean').map((r) => kebabCase(r.key));
 const OPTION_FLAGS = DECODE_TABLE.filter((r) => r.type === 'boolean').flatMap((r) => [kebabCase(r.key), `no-${kebabCase(r.key)}`]);
-const GENERATE_VALUES = ['model', 'prompt', 'prompt-file', 'threads', ...OPTION_VALUES];
+const GENERATE_VALUES = ['model', 'prompt', 'prompt-file', 'threads', 'device', ...OPTION_VALUES];
+
+function deviceArg(args: ParsedArgs): DeviceSetting {
+  const v = one(args, 'device') ?? 'auto';
+  if (!(DEVICE_SETTINGS as readonly string[]).includes(v)) throw new Error(`--device must be one of ${DEVICE_SETTINGS.join(', ')}, got "${v}"`);
+  return v as DeviceSetting;
+}
 
 function decodeOptionsFromArgs(args: ParsedArgs): Partial<DecodeOptions> {
   const out: Record<string, unknown> = {};

@@ -1,16 +1,20 @@
 import { DECODE_TABLE, type OptionType } from '../engine/shared/decodeTable';
 import { MOVE_CACHED_RUNS_OVER_MS } from '../engine/shared/engineOptions';
+import { DEVICE_SETTINGS } from '../engine/shared/device';
 
 /**
- * Every numeric/boolean/string-list setting: its key under `ghostline.`, default, bounds and description.
- * package.json's `contributes.configuration` must agree (a test checks), and validation uses the same table.
+ * Every numeric/boolean/string/string-list setting: its key under `ghostline.`, default, bounds or allowed
+ * values, and description. package.json's `contributes.configuration` must agree (a test checks), and
+ * validation uses the same table.
  */
 export interface SettingSpec {
   key: string;
-  type: OptionType;
-  default: number | boolean | string[];
+  type: OptionType | 'string';
+  default: number | boolean | string | string[];
   min?: number;
   max?: number;
+  /** The allowed strings, for a `string` setting. */
+  enum?: readonly string[];
   description: string;
 }
 
@@ -125,9 +129,17 @@ export const SETTINGS: readonly SettingSpec[] = [
     description:
       'When the start of the context window or the middle of a fill-in-the-middle prompt moves, reuse the cached text at its new place (as llama.cpp --cache-reuse does) instead of computing it again, if computing it again would take longer than this many milliseconds. 0: always; -1: never (suggestions exactly as from a fresh start, at the cost of waits of seconds on large models). Converted models only. Applies on the next model load.',
   },
+  {
+    key: 'engine.device',
+    type: 'string',
+    default: 'auto',
+    enum: DEVICE_SETTINGS,
+    description:
+      'Where the local model runs. auto: on the first load of a model on this machine, a short prefill and decode are timed on the CPU and on the GPU (WebGPU: Metal on macOS, Direct3D 12 on Windows, Vulkan on Linux x64) and the faster is kept and remembered (Ghostline: Measure Devices Again forgets it). cpu: never the GPU. gpu: the GPU when one can be opened, else the CPU with a message. A GPU that fails mid-session hands over to the CPU. Applies on the next model load.',
+  },
 ];
 
-export type SettingValues = Record<string, number | boolean | string[]>;
+export type SettingValues = Record<string, number | boolean | string | string[]>;
 
 /** What one setting may hold, for validateValue: every Ghostline setting, decode, pipeline or server, uses it. */
 export interface ValueSpec {

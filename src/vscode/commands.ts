@@ -1,10 +1,12 @@
 import { folderBytes } from '../hub/checkpointStore';
 import { formatBytes } from '../hub/format';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { SessionStats } from '../completion/sessionStats';
 import type { EngineClient } from '../engine/host/client';
 import { defaultModelDir } from '../engine/host/defaultModel';
+import { describeDevice } from '../engine/shared/device';
 import type { Config } from './config';
 import { installedModelItems } from './downloadModel';
 import { generateFromSelection, type GenerateArgs } from './generateFromSelection';
@@ -100,7 +102,9 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
       const huge = worker?.hugePageBytes ? ` (${Math.round(worker.hugePageBytes / 1e6)} MB on huge pages)` : '';
       const memory = worker ? `, worker ${Math.round(worker.rssBytes / 1e6)} MB${huge}, ${worker.cachedTokens} tokens cached` : '';
       const moves = info?.canMoveCachedRuns ? `, cached runs moved ${info.moveCachedRunsOverMs < 0 ? 'never' : `over ${info.moveCachedRunsOverMs} ms`}` : '';
-      const local = info ? `Model ${info.name} (${path.basename(info.onnxFile)}), ${info.threads} threads${moves}${memory}` : 'No local model loaded';
+      const local = info
+        ? `Model ${info.name} (${path.basename(info.onnxFile)}) on the ${describeDevice(info.device)}, ${info.threads} threads${moves}${memory}`
+        : 'No local model loaded';
       const head = `${d.stats.backend === 'local' ? local : `Backend ${d.stats.backend}; ${local}`}; ${contextLine(d.shared.repo.stats())}`;
       d.log.info(`stats\n${head}\n${d.stats.summary()}`);
       void vscode.window.showInformationMessage(`Ghostline: ${head}. ${d.stats.summary().replace(/\n/g, '; ')}`);
@@ -113,6 +117,19 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
     reg('ghostline.restartEngine', async () => {
       await d.client.dispose();
       return d.loader.load();
+    }),
+    reg('ghostline.measureDevicesAgain', async () => {
+      // Every model's verdict goes: a new driver or GPU changes them all. Each model is measured on its next load.
+      fs.rmSync(d.shared.deviceVerdictFile, { force: true });
+      d.loader.forgetGpuFailure();
+      const { device } = d.config.engineOptions();
+      d.log.info(`device verdicts forgotten (${d.shared.deviceVerdictFile})`);
+      if (device !== 'auto') {
+        void vscode.window.showInformationMessage(
+          `Ghostline: ghostline.engine.device is ${device}, so nothing is measured; set it to auto to choose by measurement.`,
+        );
+      }
+      return d.router.wantsLocal() ? d.loader.load() : false;
     }),
     reg('ghostline.showMenu', async () => {
       const items: (vscode.QuickPickItem & { command: string })[] = [

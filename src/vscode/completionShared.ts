@@ -19,6 +19,8 @@ export class CompletionShared implements EditorServiceDeps, vscode.Disposable {
   readonly ring = new ChunkRing();
   readonly repo: EditorRepoContext;
   readonly calibrations: CalibrationStore;
+  /** Where `auto` remembers which device ran each model faster on this machine (engine/worker/deviceVerdicts.ts). */
+  readonly deviceVerdictFile: string;
 
   constructor(
     readonly config: Config,
@@ -28,6 +30,7 @@ export class CompletionShared implements EditorServiceDeps, vscode.Disposable {
     this.syntax = new SyntaxRefiner({ log: (line) => log.info(line) });
     this.repo = new EditorRepoContext(config, log);
     this.calibrations = new CalibrationStore(path.join(storageDir, 'calibrations'));
+    this.deviceVerdictFile = path.join(storageDir, 'device-verdicts.json');
   }
 
   dispose(): void {

@@ -6,6 +6,7 @@ import { presetFromSettings, type GeneratePreset } from '../completion/presets';
 import { readServerSettings, type ServerSettings } from '../servers/serverSettings';
 import { expandHome } from '../platform/expandHome';
 import { readCaFile, type TransportOptions } from '../net/httpTransport';
+import type { DeviceSetting } from '../engine/shared/device';
 
 /**
  * Reads Ghostline's settings for a document (workspace folder and language overrides apply), validates them
@@ -39,9 +40,13 @@ export class Config {
   }
 
   /** The engine's load-time settings, read (and validated) once per load. */
-  engineOptions(): { threads: number; moveCachedRunsOverMs: number } {
+  engineOptions(): { threads: number; moveCachedRunsOverMs: number; device: DeviceSetting } {
     const v = this.values();
-    return { threads: v['engine.threads'] as number, moveCachedRunsOverMs: v['engine.moveCachedRunsOverMs'] as number };
+    return {
+      threads: v['engine.threads'] as number,
+      moveCachedRunsOverMs: v['engine.moveCachedRunsOverMs'] as number,
+      device: v['engine.device'] as DeviceSetting,
+    };
   }
 
   /** Whether suggestions are on for this document's language. */

@@ -7,6 +7,7 @@ import { pickFimTemplate, type FimTemplate } from '../completion/prompt/fimTempl
 import type { EngineClient } from '../engine/host/client';
 import { defaultModelDir } from '../engine/host/defaultModel';
 import type { ModelInfo } from '../engine/shared/types';
+import { describeDevice, type DeviceReport } from '../engine/shared/device';
 import { expandHome } from '../platform/expandHome';
 import type { Config } from './config';
 import { documentSource } from './documentSource';
@@ -23,6 +24,8 @@ export class ModelLoader {
   service: CompletionService | null = null;
   private template: FimTemplate | null = null;
   private generation = 0;
+  /** Why the GPU failed in this window, once it has: later loads stay on the CPU until Measure Devices Again. */
+  private gpuFailed: string | null = null;
 
   /**
    * `shared`: the grammars, context and calibrations every service of the window uses (CompletionShared).
@@ -37,7 +40,9 @@ export class ModelLoader {
     private readonly extensionPath: string,
     private readonly shared: CompletionShared,
     private readonly isPrimary: () => boolean,
-  ) {}
+  ) {
+    client.onDeviceChange = (report) => this.deviceChanged(report);
+  }
 
   private get primary(): boolean {
     return this.isPrimary();
@@ -61,7 +66,9 @@ export class ModelLoader {
     if (this.primary) this.status.set('loading', path.basename(dir));
     this.log.info(`loading model ${dir}${file ? ` (${file})` : ''}`);
     try {
-      const info = await this.client.load(dir, { ...this.config.engineOptions(), onnxFile: file || undefined });
+      const options = this.config.engineOptions();
+      const device = this.gpuFailed ? 'cpu' : options.device;
+      const info = await this.client.load(dir, { ...options, device, onnxFile: file || undefined, deviceVerdictFile: this.shared.deviceVerdictFile });
       if (gen !== this.generation) return false; // a newer load superseded this one
       this.info = info;
       this.template = pickFimTemplate(info.specialTokens);
@@ -78,14 +85,21 @@ export class ModelLoader {
           `${info.threads} threads, FIM ${this.template?.family ?? 'none (prefix-only prompts)'}, ${info.charsPerToken.toFixed(2)} chars/token, ` +
           `calibration ${traits.calibrationSource}`,
       );
+      const where = this.gpuFailed
+        ? `CPU: the GPU failed earlier in this window (${this.gpuFailed}); Measure Devices Again tries it again`
+        : describeDevice(info.device);
+      this.log.info(`device: ${where}`);
       if (!this.primary) return true;
+      this.status.setDevice(where);
       this.status.set('idle', info.name);
+      if (options.device === 'gpu' && info.device.device === 'cpu' && !this.gpuFailed) this.warnNoGpu(info.device);
       void this.warm();
       return true;
     } catch (err) {
       if (gen !== this.generation) return false;
       this.info = null;
       this.service = null;
+      this.status.setDevice(null);
       const msg = err instanceof Error ? err.message : String(err);
       this.log.error(`model failed to load: ${msg}`);
       if (!this.primary) return false;
@@ -102,6 +116,37 @@ export class ModelLoader {
       });
       return false;
     }
+  }
+
+  /** Forgets a GPU failure of this window, so the next load may use the GPU again (Measure Devices Again). */
+  forgetGpuFailure(): void {
+    this.gpuFailed = null;
+  }
+
+  /** The setting asks for the GPU and none could be opened: said once per load, with a way to stop asking. */
+  private warnNoGpu(report: DeviceReport): void {
+    void vscode.window.showWarningMessage(`Ghostline runs the model on the CPU: ${report.reason}.`, 'Use the CPU', 'Show Log').then((choice) => {
+      if (choice === 'Use the CPU') void vscode.workspace.getConfiguration('ghostline').update('engine.device', 'cpu', vscode.ConfigurationTarget.Global);
+      if (choice === 'Show Log') this.log.show();
+    });
+  }
+
+  /**
+   * The GPU failed mid-session and the worker moved the model to the CPU (the request that met the failure
+   * was answered there): one message, and the CPU for the rest of this window.
+   */
+  private deviceChanged(report: DeviceReport): void {
+    if (this.info) this.info = { ...this.info, device: report };
+    const why = report.fellBack ?? report.reason;
+    this.gpuFailed = why;
+    this.log.warn(`device: ${describeDevice(report)}`);
+    if (!this.primary) return;
+    this.status.setDevice(describeDevice(report));
+    void vscode.window
+      .showWarningMessage('Ghostline: the GPU failed, so the model runs on the CPU for the rest of this window. Nothing you typed was lost.', 'Show Log')
+      .then((choice) => {
+        if (choice === 'Show Log') this.log.show();
+      });
   }
 
   /**

@@ -12,6 +12,8 @@ export class StatusBar implements vscode.Disposable {
   private generating = 0;
   /** A standing warning about the connection (the server's tokenizer differs from the model's), until the next connect. */
   private warning: string | null = null;
+  /** Where the local model runs and why (describeDevice), for the tooltip. */
+  private device: string | null = null;
 
   constructor(private readonly stats: SessionStats) {
     this.item.name = 'Ghostline';
@@ -22,6 +24,11 @@ export class StatusBar implements vscode.Disposable {
 
   get current(): EngineState {
     return this.state;
+  }
+
+  /** The tooltip as shown (state, device, stats). */
+  get tooltip(): string {
+    return String(this.item.tooltip ?? '');
   }
 
   /** What the current state is about (the model, the server, or the error). */
@@ -38,6 +45,12 @@ export class StatusBar implements vscode.Disposable {
   /** Shows (or, with null, clears) a warning that stays while the state changes: a $(warning) and the tooltip's first line. */
   setWarning(text: string | null): void {
     this.warning = text;
+    this.render();
+  }
+
+  /** Names the local model's device in the tooltip (null: none loaded, or a server answers). */
+  setDevice(text: string | null): void {
+    this.device = text;
     this.render();
   }
 
@@ -81,7 +94,8 @@ export class StatusBar implements vscode.Disposable {
     if (this.warning && shown !== 'error') text += ' $(warning)';
     this.item.text = text;
     const warning = this.warning ? `Warning: ${this.warning}\n` : '';
-    this.item.tooltip = `${warning}Ghostline: ${shown}${this.detailText ? ` (${this.detailText})` : ''}\n${this.stats.summary()}\nClick for commands.`;
+    const device = this.device ? `\nRuns on the ${this.device}` : '';
+    this.item.tooltip = `${warning}Ghostline: ${shown}${this.detailText ? ` (${this.detailText})` : ''}${device}\n${this.stats.summary()}\nClick for commands.`;
     this.item.backgroundColor =
       shown === 'error'
         ? new vscode.ThemeColor('statusBarItem.errorBackground')

@@ -8,7 +8,10 @@ import { SERVER_SETTINGS } from '../../src/servers/serverSettings';
 import { ROOT } from '../helpers';
 
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
-const props = pkg.contributes.configuration.properties as Record<string, { default: unknown; minimum?: number; maximum?: number; type: string }>;
+const props = pkg.contributes.configuration.properties as Record<
+  string,
+  { default: unknown; minimum?: number; maximum?: number; type: string; enum?: string[]; description?: string }
+>;
 
 test('package.json settings agree with the schema and the presets (defaults, bounds)', () => {
   for (const s of SETTINGS) {
@@ -17,6 +20,8 @@ test('package.json settings agree with the schema and the presets (defaults, bou
     assert.deepEqual(p.default, s.default, `default of ghostline.${s.key}`);
     assert.equal(p.minimum, s.min, `minimum of ghostline.${s.key}`);
     assert.equal(p.maximum, s.max, `maximum of ghostline.${s.key}`);
+    assert.equal(p.type, s.type === 'string[]' ? 'array' : s.type, `type of ghostline.${s.key}`);
+    assert.deepEqual(p.enum, s.enum ? [...s.enum] : undefined, `allowed values of ghostline.${s.key}`);
   }
   assert.equal(props['ghostline.inline.temperature'].default, INLINE_PRESET.temperature);
   assert.equal(props['ghostline.generate.maxNewTokens'].default, GENERATE_PRESET.maxNewTokens);

@@ -52,7 +52,7 @@ async function failingGpu(healthy: number): Promise<{ model: OnnxCausalLM; calls
   return { model, calls: () => calls, released: () => released };
 }
 
-const gpuReport = (): DeviceReport => ({ setting: 'gpu', device: 'gpu', gpuApi: 'Vulkan', reason: 'ghostline.engine.device is gpu' });
+const gpuReport = (): DeviceReport => ({ setting: 'gpu', device: 'gpu', gpuApi: 'Vulkan', reason: 'the device is set to gpu' });
 
 describe('a GPU lost in the middle of a generation', () => {
   test('the engine moves to the CPU, answers what the CPU answers, says so once, and keeps its cache', async () => {
@@ -158,7 +158,7 @@ describe('no GPU adapter (VK_ICD_FILENAMES points at nothing)', {
 
   test('cpu never opens the GPU', async () => {
     const engine = await Engine.load(BUNDLED, { device: 'cpu', threads: 1 });
-    assert.deepEqual(engine.info.device, { setting: 'cpu', device: 'cpu', reason: 'ghostline.engine.device is cpu' });
+    assert.deepEqual(engine.info.device, { setting: 'cpu', device: 'cpu', reason: 'the device is set to cpu' });
     await engine.dispose();
   });
 

@@ -51,6 +51,33 @@ test('platform: the bundled model loads from the extension folder, in a worker p
   }
 });
 
+test('platform: the status bar names the device; cpu reloads on the CPU; Measure Devices Again measures afresh', async () => {
+  const first = api.loader.info?.device;
+  assert.ok(first);
+  assert.equal(first.setting, 'auto');
+  assert.ok(first.reason.length > 0, 'auto says why');
+  assert.match(api.status.tooltip, new RegExp(`Runs on the ${first.device === 'gpu' ? 'GPU \\(WebGPU on ' : 'CPU: '}`));
+  const cfg = () => vscode.workspace.getConfiguration('ghostline');
+  try {
+    await cfg().update('engine.device', 'cpu', vscode.ConfigurationTarget.Global);
+    await waitFor(() => api.loader.info?.device.setting === 'cpu', 'the reload on the CPU', 60_000);
+    assert.deepEqual(api.loader.info?.device, { setting: 'cpu', device: 'cpu', reason: 'the device is set to cpu' });
+    assert.match(api.status.tooltip, /Runs on the CPU: the device is set to cpu/);
+    const editor = await openAt('on-cpu.py', 'def half(x):\n    return\n', 'return');
+    assert.ok((await triggerAndAccept(editor)).length > 0, 'no suggestion on the CPU');
+  } finally {
+    await cfg().update('engine.device', undefined, vscode.ConfigurationTarget.Global);
+    await waitFor(() => api.loader.info?.device.setting === 'auto', 'the reload with auto', 60_000);
+  }
+  // A GPU that opens is measured once and remembered; none (as on most CI runners) is never remembered.
+  const verdicts = api.shared.deviceVerdictFile;
+  assert.equal(fs.existsSync(verdicts), api.loader.info?.device.measured !== undefined);
+  const loaded = api.loader.info;
+  assert.equal(await vscode.commands.executeCommand('ghostline.measureDevicesAgain'), true);
+  assert.notEqual(api.loader.info, loaded, 'reloaded');
+  if (api.loader.info?.device.measured) assert.match(api.loader.info.device.reason, /^measured now: /);
+});
+
 test('platform: a suggestion accepted in a CRLF file keeps every line ending CRLF', async () => {
   const editor = await openAt('crlf.py', 'def double(x):\r\n    return\r\n\r\nprint(double(2))\r\n', '    return');
   assert.equal(editor.document.eol, vscode.EndOfLine.CRLF);

@@ -48,7 +48,7 @@ export async function chooseDevice(file: string, config: Record<string, unknown>
     model: await loadCpu(),
     report: { setting, device: 'cpu', reason, ...(measured ? { measured: measurement(measured) } : {}) },
   });
-  if (setting === 'cpu') return cpuWith('ghostline.engine.device is cpu');
+  if (setting === 'cpu') return cpuWith('the device is set to cpu');
   const support = gpuSupport();
   if ('missing' in support) return cpuWith(support.missing);
   const gpuReport = (reason: string, measured?: DeviceVerdict): DeviceReport => ({
@@ -61,7 +61,7 @@ export async function chooseDevice(file: string, config: Record<string, unknown>
 
   if (setting === 'gpu') {
     try {
-      return { model: await OnnxCausalLM.load(file, config, { device: 'gpu' }), report: gpuReport('ghostline.engine.device is gpu') };
+      return { model: await OnnxCausalLM.load(file, config, { device: 'gpu' }), report: gpuReport('the device is set to gpu') };
     } catch (err) {
       opts.log?.(`the GPU could not be opened: ${errorMessage(err)}`);
       return cpuWith(gpuOpenFailure(err, support.api));
