@@ -8,7 +8,7 @@ const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { TARGETS, UNIVERSAL, hostTarget, nativeDir, targetOf } = require('./vsix-targets');
+const { TARGETS, UNIVERSAL, hostTarget, nativeDir, nativeFiles, targetOf } = require('./vsix-targets');
 const { checkVsix } = require('./vsix-check');
 const { readFacts, requirementsOf } = require('./native-facts');
 
@@ -42,7 +42,7 @@ function packageTarget(target, outDir) {
   if (!universal) {
     const t = targetOf(target);
     const dir = nativeDir(t);
-    for (const f of [t.binding, t.runtime]) {
+    for (const f of nativeFiles(t)) {
       if (!fs.existsSync(path.join(root, dir, f))) throw new Error(`${dir}/${f} is missing: run npm ci (onnxruntime-node ships it)`);
       natives.push(`!${dir}/${f}`);
     }

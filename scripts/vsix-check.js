@@ -4,7 +4,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const yauzl = require('yauzl');
 const grammars = require('../src/completion/syntax/grammars.json');
-const { MAX_VSIX_BYTES, ORT_BIN, UNIVERSAL, nativeDir, targetOf } = require('./vsix-targets');
+const { MAX_VSIX_BYTES, ORT_BIN, UNIVERSAL, nativeDir, nativeFiles, targetOf } = require('./vsix-targets');
 const { VC_RUNTIME, readFacts, requirementsOf } = require('./native-facts');
 
 const EXT = 'extension/';
@@ -86,14 +86,14 @@ async function checkVsix(file, targetName) {
       'node_modules/onnxruntime-node/dist/index.js',
       'node_modules/onnxruntime-common/package.json',
       'node_modules/onnxruntime-common/dist/cjs/index.js',
-      ...(target ? [`${nativeDir(target)}/${target.binding}`, `${nativeDir(target)}/${target.runtime}`] : []),
+      ...(target ? nativeFiles(target).map((f) => `${nativeDir(target)}/${f}`) : []),
     ];
     const lower = new Set(files.map((f) => f.toLowerCase()));
     for (const r of required) if (!has.has(r) && !lower.has(r.toLowerCase())) problems.push(`missing ${r}`);
 
-    const nativeFiles = files.filter((f) => f.startsWith(`${ORT_BIN}/`));
-    const expectedNative = new Set(target ? [`${nativeDir(target)}/${target.binding}`, `${nativeDir(target)}/${target.runtime}`] : []);
-    for (const f of nativeFiles) if (!expectedNative.has(f)) problems.push(`native file of another platform or provider: ${f}`);
+    const shippedNative = files.filter((f) => f.startsWith(`${ORT_BIN}/`));
+    const expectedNative = new Set(target ? nativeFiles(target).map((f) => `${nativeDir(target)}/${f}`) : []);
+    for (const f of shippedNative) if (!expectedNative.has(f)) problems.push(`native file of another platform or provider: ${f}`);
 
     /** @type {[RegExp, string][]} */
     const forbidden = [
@@ -138,6 +138,11 @@ async function checkNative(zip, target, targetName) {
   const runtime = readFacts(await zip.read(at + target.runtime));
   if (binding.machine !== target.arch) problems.push(`${target.binding} is built for ${binding.machine}, not ${target.arch}`);
   if (runtime.machine !== target.arch) problems.push(`${target.runtime} is built for ${runtime.machine}, not ${target.arch}`);
+  for (const f of target.gpu ?? []) {
+    if (!zip.names.includes(at + f)) continue; // reported as missing above
+    const gpu = readFacts(await zip.read(at + f));
+    if (gpu.machine !== target.arch) problems.push(`${f} is built for ${gpu.machine}, not ${target.arch}`);
+  }
 
   const links =
     binding.format === 'elf' ? binding.needed : binding.format === 'macho' ? binding.dylibs.map((d) => d.replace(/^@rpath\//, '')) : binding.imports;

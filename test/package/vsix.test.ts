@@ -14,7 +14,7 @@ interface VsixCheck {
   openZip(file: string): Promise<{ names: string[]; close(): void }>;
 }
 interface VsixTargets {
-  TARGETS: Record<string, { platform: string; arch: string; binding: string; runtime: string }>;
+  TARGETS: Record<string, { platform: string; arch: string; binding: string; runtime: string; gpu?: string[] }>;
   MAX_VSIX_BYTES: number;
 }
 const { checkVsix, openZip } = require(path.join(ROOT, 'scripts', 'vsix-check.js')) as VsixCheck;
@@ -35,7 +35,7 @@ for (const target of Object.keys(TARGETS)) {
       const native = zip.names.filter((n) => n.includes('/onnxruntime-node/bin/'));
       assert.deepEqual(
         native.sort(),
-        [t.binding, t.runtime].map((f) => `extension/node_modules/onnxruntime-node/bin/napi-v6/${t.platform}/${t.arch}/${f}`).sort(),
+        [t.binding, t.runtime, ...(t.gpu ?? [])].map((f) => `extension/node_modules/onnxruntime-node/bin/napi-v6/${t.platform}/${t.arch}/${f}`).sort(),
       );
       // A small package: the bundle, 10 grammars, the model, two runtime packages (the unbundled tree had 2,776).
       assert.ok(zip.names.length < 100, `${zip.names.length} files`);

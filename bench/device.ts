@@ -1,0 +1,134 @@
+// What `npm run bench:device` measures on one model and one device: load, the first run (shader compilation on a
+// GPU), prefill and decode ms/token on the workload `auto` times, decode at a long context, and the bytes that
+// cross between the CPU and the device per decode step. See bench/deviceMain.ts for the command.
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import type { ComputeDevice } from '../src/engine/shared/device';
+import { errorMessage } from '../src/engine/shared/errors';
+import { LeanKvCache } from '../src/engine/model/leanCache';
+import { OnnxCausalLM } from '../src/engine/model/onnxModel';
+import { timeWorkload } from '../src/engine/worker/deviceChoice';
+import { round } from './stats';
+
+/** `auto`'s own workload (src/engine/worker/deviceChoice.ts): the rows are comparable with its verdicts. */
+export const WORKLOAD = { prefillTokens: 128, decodeTokens: 16 };
+/** The long context of the copy-cost question: a 1,500-token file, then decode steps on it. */
+export const LONG_CONTEXT = 1500;
+const LONG_DECODE_STEPS = 8;
+
+export interface CopyPerStep {
+  context: number;
+  /** Cache bytes fed to the session per decode step (the whole store, rounded up to its 256-position capacity). */
+  cacheUploadBytes: number;
+  /** The new token's K/V rows and its logits, read back per step. */
+  readBackBytes: number;
+  decodeMsPerToken: number;
+}
+
+export interface DeviceRow {
+  model: string;
+  device: ComputeDevice;
+  loadMs: number;
+  firstRunMs: number;
+  prefillMsPerToken: number;
+  decodeMsPerToken: number;
+  prefillTokensPerS: number;
+  decodeTokensPerS: number;
+  /** At WORKLOAD's context and at LONG_CONTEXT where the model's window has room. */
+  copy: CopyPerStep[];
+  error?: string;
+}
+
+/**
+ * One model on one device. On the CPU the cache buffers are read in place (onnxruntime does not copy CPU
+ * inputs), so only the read-back counts; on the GPU the host-side cache goes up on every run.
+ */
+export async function measureDevice(
+  name: string,
+  file: string,
+  config: Record<string, unknown>,
+  device: ComputeDevice,
+  contextLength: number,
+  threads?: number,
+): Promise<DeviceRow> {
+  const t0 = performance.now();
+  const model = await OnnxCausalLM.load(file, config, { device, threads });
+  const loadMs = performance.now() - t0;
+  try {
+    const prefillTokens = Math.max(8, Math.min(WORKLOAD.prefillTokens, Math.floor(contextLength / 4)));
+    const t = await timeWorkload(model, prefillTokens, WORKLOAD.decodeTokens);
+    const copy = [await copyCost(model, device, prefillTokens)];
+    if (contextLength >= LONG_CONTEXT + LONG_DECODE_STEPS) copy.push(await copyCost(model, device, LONG_CONTEXT));
+    return {
+      model: name,
+      device,
+      loadMs: round(loadMs, 0),
+      firstRunMs: round(t.firstRunMs, 0),
+      prefillMsPerToken: round(t.prefillMsPerToken, 3),
+      decodeMsPerToken: round(t.decodeMsPerToken, 3),
+      prefillTokensPerS: round(1000 / t.prefillMsPerToken, 1),
+      decodeTokensPerS: round(1000 / t.decodeMsPerToken, 1),
+      copy,
+    };
+  } finally {
+    await model.release();
+  }
+}
+
+/** Prefill `context` tokens, then time decode steps and count what crosses per step. */
+async function copyCost(model: OnnxCausalLM, device: ComputeDevice, context: number): Promise<CopyPerStep> {
+  const c = model.contract;
+  const ids = Array.from({ length: context }, (_, i) => (i * 31 + 7) % Math.min(c.vocab, 256));
+  let r = await model.forward([ids], model.emptyCache());
+  const t0 = performance.now();
+  for (let i = 0; i < LONG_DECODE_STEPS; i++) r = await model.forward([[ids[i]]], r.cache);
+  const decodeMsPerToken = (performance.now() - t0) / LONG_DECODE_STEPS;
+  const storeBytes = r.cache instanceof LeanKvCache ? r.cache.store.bytes : kvBytes(model) * (context + LONG_DECODE_STEPS);
+  return {
+    context,
+    cacheUploadBytes: device === 'gpu' ? storeBytes : 0,
+    readBackBytes: kvBytes(model) + c.vocab * 4,
+    decodeMsPerToken: round(decodeMsPerToken, 3),
+  };
+}
+
+/** K and V of one position in every layer, as the host keeps them (float32). */
+function kvBytes(model: OnnxCausalLM): number {
+  const c = model.contract;
+  return c.layers * 2 * c.kvHeads * c.headDim * 4;
+}
+
+export interface Placement {
+  /** Nodes per execution provider, from onnxruntime's verbose session log. */
+  nodes: Record<string, number>;
+  error?: string;
+}
+
+/**
+ * Which nodes the WebGPU provider takes and which fall back to the CPU. onnxruntime prints the assignment only
+ * to its own log at verbose level, which is native stderr: read from a child process.
+ */
+export function gpuPlacement(root: string, file: string): Placement {
+  const script = path.join(root, 'out', 'bench', 'devicePlacement.js');
+  const r = spawnSync(process.execPath, [script, file], { encoding: 'utf8', timeout: 10 * 60_000, maxBuffer: 256 * 1024 * 1024 });
+  const nodes: Record<string, number> = {};
+  for (const m of `${r.stdout}${r.stderr}`.matchAll(/placed on \[(\w+)ExecutionProvider\]\. Number of nodes: (\d+)/g)) nodes[m[1]] = Number(m[2]);
+  if (r.status !== 0 || Object.keys(nodes).length === 0)
+    return { nodes, error: (r.stderr || r.error?.message || `exit ${r.status}`).trim().split('\n').slice(-1)[0] };
+  return { nodes };
+}
+
+export function failedRow(model: string, device: ComputeDevice, err: unknown): DeviceRow {
+  return {
+    model,
+    device,
+    loadMs: 0,
+    firstRunMs: 0,
+    prefillMsPerToken: 0,
+    decodeMsPerToken: 0,
+    prefillTokensPerS: 0,
+    decodeTokensPerS: 0,
+    copy: [],
+    error: errorMessage(err),
+  };
+}
