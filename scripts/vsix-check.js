@@ -74,6 +74,7 @@ async function checkVsix(file, targetName) {
       'dist/worker.js',
       'dist/cli.js',
       'dist/native.json',
+      'media/next-edit.svg',
       ...wasm,
       `${MODEL}/config.json`,
       `${MODEL}/tokenizer.json`,

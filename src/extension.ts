@@ -13,6 +13,11 @@ import { ModelLoader } from './vscode/modelLoader';
 import { CompletionShared } from './vscode/completionShared';
 import { feedRing } from './vscode/ringFeeder';
 import { StatusBar } from './vscode/statusBar';
+import { EditHistory } from './completion/nextEdit/editHistory';
+import { feedEditHistory } from './vscode/nextEdit/historyFeeder';
+import { NextEditController } from './vscode/nextEdit/nextEditController';
+import { NextEditDecorations } from './vscode/nextEdit/nextEditDecorations';
+import { NextEditEngine } from './vscode/nextEdit/nextEditEngine';
 
 let client: EngineClient | null = null;
 
@@ -25,6 +30,7 @@ export interface GhostlineApi {
   status: StatusBar;
   config: Config;
   router: BackendRouter;
+  nextEdit: NextEditController;
 }
 
 export function activate(context: vscode.ExtensionContext): GhostlineApi {
@@ -47,6 +53,11 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
   const router = new BackendRouter({ loader, shared, config, status, stats, log, secrets: context.secrets });
   const loadLocal = () => (router.wantsLocal() ? loader.load() : Promise.resolve(false));
   const enabled = { value: context.globalState.get<boolean>('ghostline.enabled', true) };
+  // Next edit: its own model and worker, fed by the user's edits; off until a next-edit model is set.
+  const editHistory = new EditHistory();
+  const nextEditEngine = new NextEditEngine(config, log, context.extensionPath, shared.deviceVerdictFile);
+  const nextEditDecorations = new NextEditDecorations(vscode.Uri.file(path.join(context.extensionPath, 'media', 'next-edit.svg')));
+  const nextEdit = new NextEditController({ config, history: editHistory, decorations: nextEditDecorations, generator: () => nextEditEngine.generator(), log });
   const debounce = new AdaptiveDebounce();
 
   context.subscriptions.push(
@@ -67,7 +78,11 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
         log,
       }),
     ),
-    registerCommands({ client: engine, config, status, stats, loader, shared, router, log, context, enabled }),
+    registerCommands({ client: engine, config, status, stats, loader, shared, router, log, context, enabled, nextEdit, nextEditEngine }),
+    feedEditHistory(editHistory),
+    nextEditEngine,
+    nextEditDecorations,
+    nextEdit,
     registerModelCommands(context, { log, modelInUse: (dir) => loader.info !== null && samePath(dir, loader.modelDir()) }),
     feedRing(shared.ring),
     shared,
@@ -80,6 +95,7 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
       config.values(vscode.window.activeTextEditor?.document); // report a bad value now, not on the next keystroke
       const backendChanged = e.affectsConfiguration('ghostline.backend') || e.affectsConfiguration('ghostline.server');
       if (backendChanged || e.affectsConfiguration('http.proxy') || e.affectsConfiguration('http.proxyStrictSSL')) void router.connect();
+      if (e.affectsConfiguration('ghostline.nextEdit') || e.affectsConfiguration('ghostline.engine')) void nextEditEngine.reset();
       if (
         e.affectsConfiguration('ghostline.modelPath') ||
         e.affectsConfiguration('ghostline.modelFile') ||
@@ -106,7 +122,7 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
     if (!enabled.value) status.set('disabled');
   });
   // The API returned to tests (and other extensions): read-only handles, no extra behaviour.
-  return { loader, shared, client: engine, stats, status, config, router };
+  return { loader, shared, client: engine, stats, status, config, router, nextEdit };
 }
 
 export async function deactivate(): Promise<void> {

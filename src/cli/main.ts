@@ -9,6 +9,7 @@ import { userCacheDir } from '../platform/userCacheDir';
 import { DECODE_TABLE, kebabCase } from '../engine/shared/decodeTable';
 import { checkKnown, num, one, parseArgs, type ParsedArgs } from './args';
 import { convertCommand } from './convertCommand';
+import { nextEditCommand } from './nextEditCommand';
 import { promptCommand } from './promptCommand';
 import { toResponse } from './response';
 import { localBackend, serveStdio } from './serveStdio';
@@ -35,6 +36,11 @@ const USAGE = `ghostline: local code completion engine (headless)
                    [--sources imports,similar|none] [--json]
       the prompt Ghostline would send at that position (lines and characters from 0), with the repository
       context found without an editor; --json: {"prompt": ..., "context": [{"source", "path", "text"}]}
+  ghostline next-edit --model DIR --file PATH --history HISTORY.json [--offset N] [--workspace DIR]
+                      [--threads N] [--device auto|cpu|gpu] [--json] [--prompt-only]
+      the edit a next-edit model (Sweep next-edit 0.5B/1.5B) proposes after the edits in HISTORY.json, a JSON
+      array of {"offset", "removedText", "insertedText"} in order (offsets in the text before each edit; the
+      last gives the file as it is); the cursor defaults to the end of the last edit. --prompt-only: the prompt
   ghostline convert --from CHECKPOINT_DIR --out MODEL_DIR [--quant q4|int8|fp32] [--block-size 32]
                     [--accuracy-level 4] [--progress-json]
       a Hugging Face checkpoint (llama, qwen2, starcoder2; safetensors) -> a Ghostline model folder
@@ -44,13 +50,14 @@ const USAGE = `ghostline: local code completion engine (headless)
 the faster kept, remembered in ${path.join(userCacheDir(), VERDICTS_FILE)}); gpu falls back to the CPU with a note.`;
 
 async function main(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, ['json', 'help', 'progress-json', ...OPTION_FLAGS]);
+  const args = parseArgs(argv, ['json', 'help', 'progress-json', 'prompt-only', ...OPTION_FLAGS]);
   if (args.flags.has('help') || !args.command) {
     process.stdout.write(`${USAGE}\n`);
     return args.command ? 0 : 2;
   }
   if (args.command === 'convert') return convertCommand(args);
   if (args.command === 'prompt') return promptCommand(args);
+  if (args.command === 'next-edit') return nextEditCommand(args, () => deviceArg(args), path.join(userCacheDir(), VERDICTS_FILE));
   if (args.command === 'generate') checkKnown(args, 'generate', GENERATE_VALUES, ['json', ...OPTION_FLAGS]);
   else if (args.command === 'serve-stdio') checkKnown(args, 'serve-stdio', ['model', 'threads', 'device', ...SERVER_VALUES]);
   else throw new Error(`unknown command "${args.command}"\n\n${USAGE}`);

@@ -18,6 +18,8 @@ import { setServerKey } from './serverKey';
 import { showPrompt } from './showPrompt';
 import type { GatherStats } from '../completion/context/repo/repoContext';
 import type { StatusBar } from './statusBar';
+import type { NextEditController } from './nextEdit/nextEditController';
+import type { NextEditEngine } from './nextEdit/nextEditEngine';
 import type { CompletionShared } from './completionShared';
 
 export interface CommandDeps {
@@ -31,6 +33,8 @@ export interface CommandDeps {
   log: vscode.LogOutputChannel;
   context: vscode.ExtensionContext;
   enabled: { value: boolean };
+  nextEdit: NextEditController;
+  nextEditEngine: NextEditEngine;
 }
 
 export function registerCommands(d: CommandDeps): vscode.Disposable {
@@ -105,7 +109,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
       const local = info
         ? `Model ${info.name} (${path.basename(info.onnxFile)}) on the ${describeDevice(info.device)}, ${info.threads} threads${moves}${memory}`
         : 'No local model loaded';
-      const head = `${d.stats.backend === 'local' ? local : `Backend ${d.stats.backend}; ${local}`}; ${contextLine(d.shared.repo.stats())}`;
+      const head = `${d.stats.backend === 'local' ? local : `Backend ${d.stats.backend}; ${local}`}; ${contextLine(d.shared.repo.stats())}${await nextEditLine(d)}`;
       d.log.info(`stats\n${head}\n${d.stats.summary()}`);
       void vscode.window.showInformationMessage(`Ghostline: ${head}. ${d.stats.summary().replace(/\n/g, '; ')}`);
       return d.stats.summary();
@@ -181,4 +185,15 @@ function contextLine(g: GatherStats): string {
   const sorted = [...g.durationsMs].sort((a, b) => a - b);
   const at = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]);
   return `repository context: ${g.gathers} gathers in the background, p50 ${at(0.5)} ms, p95 ${at(0.95)} ms, ${g.timeouts} past the deadline, ${g.failures} failed`;
+}
+
+/** The next-edit model and its worker's memory, and what happened to next edits, when next edit is on. */
+async function nextEditLine(d: CommandDeps): Promise<string> {
+  const info = d.nextEditEngine.info;
+  if (!info && d.nextEdit.stats.requested === 0) return '';
+  const rss = await d.nextEditEngine.memoryBytes();
+  const model = info
+    ? `next-edit model ${info.name} on the ${describeDevice(info.device)}${rss ? `, worker ${Math.round(rss / 1e6)} MB` : ''}`
+    : 'no next-edit model';
+  return `; ${model}; ${d.nextEdit.stats.summary()}`;
 }

@@ -70,20 +70,29 @@ export class Config {
    * repository must not make the editor load an arbitrary file as a model.
    */
   model(): { path: string; file: string } {
+    return { path: this.trustedPath('modelPath'), file: this.trustedPath('modelFile') };
+  }
+
+  /** Next edit: on only with a model folder (read as the completion model's folder is, trust included). */
+  nextEdit(): { enable: boolean; modelPath: string } {
+    const enable = vscode.workspace.getConfiguration('ghostline').get<unknown>('nextEdit.enable');
+    if (enable !== undefined && typeof enable !== 'boolean') this.report('ghostline.nextEdit.enable must be true or false; ignored.');
+    return { enable: enable === true, modelPath: this.trustedPath('nextEdit.modelPath') };
+  }
+
+  /** A folder setting; in an untrusted workspace, the workspace's own value is reported and ignored. */
+  private trustedPath(key: string): string {
     const cfg = vscode.workspace.getConfiguration('ghostline');
-    const read = (key: string): string => {
-      const i = cfg.inspect<string>(key);
-      const v = vscode.workspace.isTrusted ? cfg.get<string>(key) : (i?.globalValue ?? i?.defaultValue);
-      if (!vscode.workspace.isTrusted && (i?.workspaceValue !== undefined || i?.workspaceFolderValue !== undefined)) {
-        this.report(`ghostline.${key} from this untrusted workspace is ignored.`);
-      }
-      if (v !== undefined && typeof v !== 'string') {
-        this.report(`ghostline.${key} must be a string (a folder path); ignored.`);
-        return '';
-      }
-      return v ?? '';
-    };
-    return { path: read('modelPath').trim(), file: read('modelFile').trim() };
+    const i = cfg.inspect<string>(key);
+    const v = vscode.workspace.isTrusted ? cfg.get<string>(key) : (i?.globalValue ?? i?.defaultValue);
+    if (!vscode.workspace.isTrusted && (i?.workspaceValue !== undefined || i?.workspaceFolderValue !== undefined)) {
+      this.report(`ghostline.${key} from this untrusted workspace is ignored.`);
+    }
+    if (v !== undefined && typeof v !== 'string') {
+      this.report(`ghostline.${key} must be a string (a folder path); ignored.`);
+      return '';
+    }
+    return (v ?? '').trim();
   }
 
   /**

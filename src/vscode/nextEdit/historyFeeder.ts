@@ -1,0 +1,66 @@
+import * as vscode from 'vscode';
+import type { EditHistory } from '../../completion/nextEdit/editHistory';
+
+/** Documents larger than this are not followed: their edits would not fit a prompt's history anyway. */
+const MAX_CHARS = 2_000_000;
+
+/** The document's path as the prompt writes it: workspace-relative, "/" on every platform. */
+export function promptPathOf(doc: vscode.TextDocument): string {
+  return vscode.workspace.asRelativePath(doc.uri, false).replace(/\\/g, '/');
+}
+
+/** Files the user edits (local, unsaved, remote, virtual workspaces); not output panels, diffs or settings. */
+const FOLLOWED_SCHEMES = new Set(['file', 'untitled', 'vscode-remote', 'vscode-vfs']);
+
+function followed(doc: vscode.TextDocument): boolean {
+  return FOLLOWED_SCHEMES.has(doc.uri.scheme);
+}
+
+/**
+ * Feeds the edit history from the editor's change events. VS Code says where a change was and what was
+ * inserted, not what it removed: the text of each visible document is kept from before its next change, so
+ * the first edit of a file is known too. A closed document is forgotten, and so is its text.
+ */
+export function feedEditHistory(history: EditHistory): vscode.Disposable {
+  const before = new Map<string, string>();
+  const remember = (doc: vscode.TextDocument) => {
+    if (followed(doc) && doc.getText().length <= MAX_CHARS) before.set(doc.uri.toString(), doc.getText());
+  };
+  for (const e of vscode.window.visibleTextEditors) remember(e.document);
+  return vscode.Disposable.from(
+    vscode.window.onDidChangeVisibleTextEditors((editors) => {
+      for (const e of editors) if (!before.has(e.document.uri.toString())) remember(e.document);
+    }),
+    vscode.workspace.onDidChangeTextDocument((e) => {
+      if (e.contentChanges.length === 0 || !followed(e.document)) return;
+      const key = e.document.uri.toString();
+      const text = e.document.getText();
+      const old = before.get(key);
+      if (text.length > MAX_CHARS) {
+        before.delete(key);
+        history.forget(promptPathOf(e.document));
+        return;
+      }
+      before.set(key, text);
+      const path = promptPathOf(e.document);
+      const atMs = Date.now();
+      // Offsets of one event refer to the text before it: recorded from the last to the first, each stays valid.
+      const changes = [...e.contentChanges].sort((a, b) => b.rangeOffset - a.rangeOffset);
+      changes.forEach((c, i) => {
+        history.record({
+          path,
+          offset: c.rangeOffset,
+          removedLength: c.rangeLength,
+          insertedText: c.text,
+          atMs,
+          removedText: old?.slice(c.rangeOffset, c.rangeOffset + c.rangeLength),
+          documentTextAfter: i === changes.length - 1 ? text : undefined,
+        });
+      });
+    }),
+    vscode.workspace.onDidCloseTextDocument((doc) => {
+      before.delete(doc.uri.toString());
+      history.forget(promptPathOf(doc));
+    }),
+  );
+}
