@@ -57,7 +57,14 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
   const editHistory = new EditHistory();
   const nextEditEngine = new NextEditEngine(config, log, context.extensionPath, shared.deviceVerdictFile);
   const nextEditDecorations = new NextEditDecorations(vscode.Uri.file(path.join(context.extensionPath, 'media', 'next-edit.svg')));
-  const nextEdit = new NextEditController({ config, history: editHistory, decorations: nextEditDecorations, generator: () => nextEditEngine.generator(), log });
+  const nextEdit = new NextEditController({
+    config,
+    history: editHistory,
+    decorations: nextEditDecorations,
+    generator: () => nextEditEngine.generator(),
+    syntax: shared.syntax,
+    log,
+  });
   const debounce = new AdaptiveDebounce();
 
   context.subscriptions.push(

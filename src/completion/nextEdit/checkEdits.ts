@@ -7,9 +7,9 @@
  * - doesNotApply: the document no longer holds the window where it was (the user typed on), or the edits overlap,
  *   run backwards, or point past a line's end.
  * - noChange: applied, the edits leave the window as it is.
- * - tooLarge: more than half the window's lines removed or replaced (2 always allowed), or more lines added than
- *   the window has (10 always allowed). A small model that answers for some other text rewrites everything; a real
- *   next edit touches a few lines or adds a block.
+ * - tooLarge: more than half the window's lines removed or replaced (2 always allowed). A small model answering
+ *   for some other text rewrites everything; a real next edit changes a few lines or adds a block. Added lines do
+ *   not count: a new block longer than the window is a real next edit, and the token limit bounds a runaway.
  * - undoesLastEdit: an edit touching the user's latest edit puts back what it replaced, so accepting would undo it.
  * - parsesWorse: the caller's `parsesNoWorse(before, after)` hook (tree-sitter lives elsewhere) says the document
  *   parses worse after the edits.
@@ -39,10 +39,8 @@ export type EditCheckResult = { ok: true; edits: WindowEdit[] } | { ok: false; r
 /** The `tooLarge` rule on two LF window texts. */
 export function isTooLarge(windowText: string, newWindowText: string): boolean {
   const lines = windowText.split('\n');
-  const ops = diffLines(lines, newWindowText.split('\n'));
-  const removed = ops.filter((op) => op === 'delete').length;
-  const added = ops.filter((op) => op === 'insert').length;
-  return removed > Math.max(2, Math.floor(lines.length / 2)) || added > Math.max(10, lines.length);
+  const removed = diffLines(lines, newWindowText.split('\n')).filter((op) => op === 'delete').length;
+  return removed > Math.max(2, Math.floor(lines.length / 2));
 }
 
 interface Span {

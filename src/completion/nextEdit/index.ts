@@ -4,7 +4,23 @@
  */
 
 export { checkEdits, type EditCheckInput, EDIT_REJECTIONS, type EditCheckResult, type EditRejection, isTooLarge } from './checkEdits';
-export { type DocumentChange, DEFAULT_HISTORY_LIMITS, EditHistory, type EditHistoryLimits, type HistoryBlock, type LatestEdit } from './editHistory';
-export { DEFAULT_WINDOW_LIMITS, type EditableWindow, editableWindow, originalWindowText, type RecentEdit, type WindowLimits } from './editableWindow';
+export {
+  type DocumentChange,
+  DEFAULT_HISTORY_LIMITS,
+  EditHistory,
+  type EditHistoryLimits,
+  type HistoryBlock,
+  type LatestEdit,
+  limitLines,
+} from './editHistory';
+export {
+  DEFAULT_WINDOW_LIMITS,
+  type EditableWindow,
+  editableWindow,
+  linesAround,
+  originalWindowText,
+  type RecentEdit,
+  type WindowLimits,
+} from './editableWindow';
 export { answerWindowText, diffLines, type ParsedAnswer, parseAnswer, type WindowEdit, windowEdits } from './parseAnswer';
 export { buildSweepPrompt, promptPath, type RelatedFile, SWEEP_STOP_STRINGS, type SweepPromptInput } from './sweepPrompt';

@@ -2,7 +2,9 @@ import * as vscode from 'vscode';
 import type { Generator } from '../../completion/generator';
 import type { EditHistory } from '../../completion/nextEdit/editHistory';
 import type { WindowEdit } from '../../completion/nextEdit/parseAnswer';
+import { parsesNoWorseWith } from '../../completion/nextEdit/parsesNoWorse';
 import { type NextEditOutcome, predictNextEdit } from '../../completion/nextEdit/predictNextEdit';
+import type { SyntaxRefiner } from '../../completion/syntax/syntaxRefiner';
 import { errorMessage } from '../../engine/shared/errors';
 import type { Config } from '../config';
 import { promptPathOf } from './historyFeeder';
@@ -58,6 +60,7 @@ export class NextEditController implements vscode.Disposable {
       history: EditHistory;
       decorations: NextEditDecorations;
       generator: () => Promise<Generator | null>;
+      syntax: SyntaxRefiner;
       log: vscode.LogOutputChannel;
     },
   ) {
@@ -113,6 +116,7 @@ export class NextEditController implements vscode.Disposable {
         documentText: doc.getText(),
         cursorOffset: doc.offsetAt(editor.selection.active),
         history: this.deps.history,
+        parsesNoWorse: parsesNoWorseWith(this.deps.syntax, doc.languageId),
         signal: ac.signal,
       });
     } catch (err) {

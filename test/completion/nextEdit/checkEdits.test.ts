@@ -56,7 +56,8 @@ test('tooLarge: an answer for some other text is dropped; a block of new lines i
   assert.equal(isTooLarge('a\nb\nc\nd', 'a\nx\ny\nd'), false, 'half the lines may change');
   assert.equal(isTooLarge('a\nb\nc\nd', 'w\nx\ny\nd'), true);
   assert.equal(isTooLarge('a', 'b'), false, 'two lines always may');
-  assert.equal(isTooLarge('a', `a${'\nnew'.repeat(11)}`), true, 'more than ten new lines under a one-line window');
+  assert.equal(isTooLarge('a\nb\nc\nd\ne', 'a\nx\ny\nz\ne'), true, 'three of five is more than half');
+  assert.equal(isTooLarge('a', `a${'\nnew'.repeat(40)}`), false, 'added lines do not count');
 });
 
 test('undoesLastEdit: putting back what the user just replaced', () => {
