@@ -37,8 +37,12 @@ test('a worker stuck in a synchronous call is replaced after a cancel, and the n
 
     const ac = new AbortController();
     // 40 `a`s: about 2^40 regex steps, hours of work.
-    const stuck = client.generate(`x = ${'a'.repeat(40)}!`, { maxNewTokens: 3 }, { signal: ac.signal });
-    await new Promise((r) => setTimeout(r, 300));
+    // The worker says when the request's turn comes; it tokenizes synchronously right after, so from then on only
+    // the watchdog can end it, however slow the machine.
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    const stuck = client.generate(`x = ${'a'.repeat(40)}!`, { maxNewTokens: 3 }, { signal: ac.signal, onStart: () => started() });
+    await running;
     const cancelledAt = performance.now();
     ac.abort();
     const r = await stuck;

@@ -25,6 +25,7 @@ interface Pending {
   reject: (err: Error) => void;
   onText?: (delta: string) => void;
   onFirstLine?: GenerateHooks['onFirstLine'];
+  onStart?: () => void;
 }
 
 type Reply<T extends FromWorker['type']> = Extract<FromWorker, { type: T }>;
@@ -98,12 +99,12 @@ export class EngineClient {
 
   async generate(prompt: Prompt, options: Partial<DecodeOptions> = {}, hooks: GenerateHooks = {}): Promise<GenerateResult> {
     await this.ensureModel();
-    const { signal, onText, onFirstLine, prefillChunk } = hooks;
+    const { signal, onText, onFirstLine, onStart, prefillChunk } = hooks;
     // Cancelled before it was sent: no work at all.
     if (signal?.aborted) return cancelledResult();
-    const msg: ToWorker = { type: 'generate', id: 0, prompt, options, stream: !!(onText || onFirstLine), prefillChunk };
+    const msg: ToWorker = { type: 'generate', id: 0, prompt, options, stream: !!(onText || onFirstLine), prefillChunk, notifyStart: !!onStart };
     try {
-      return (await this.request<Reply<'done'>>(msg, { onText, onFirstLine }, signal)).result;
+      return (await this.request<Reply<'done'>>(msg, { onText, onFirstLine, onStart }, signal)).result;
     } catch (err) {
       // The watchdog replaced a worker that ignored this request's cancel: for the caller it is cancelled.
       if (signal?.aborted && err instanceof EngineError && err.name === 'WorkerStuck') return cancelledResult();
@@ -210,6 +211,10 @@ export class EngineClient {
     }
     const p = this.pending.get(msg.id);
     if (!p) return;
+    if (msg.type === 'start') {
+      p.onStart?.();
+      return;
+    }
     if (msg.type === 'partial') {
       p.onText?.(msg.text);
       return;
@@ -236,7 +241,7 @@ export class EngineClient {
     return Math.max(this.cancelGraceMs, 3 * this.slowestStepMs);
   }
 
-  private request<R extends FromWorker>(msg: ToWorker, streams: Pick<Pending, 'onText' | 'onFirstLine'> = {}, signal?: AbortSignal): Promise<R> {
+  private request<R extends FromWorker>(msg: ToWorker, streams: Pick<Pending, 'onText' | 'onFirstLine' | 'onStart'> = {}, signal?: AbortSignal): Promise<R> {
     if (!this.worker) this.worker = this.spawn();
     const worker = this.worker;
     const id = this.nextId++;

@@ -18,7 +18,7 @@ export interface WorkerStats {
 /** Messages from the client (extension host / CLI thread) to the inference worker. */
 export type ToWorker =
   | { type: 'load'; id: number; modelDir: string; options: EngineOptions }
-  | { type: 'generate'; id: number; prompt: Prompt; options: Partial<DecodeOptions>; stream: boolean; prefillChunk?: number }
+  | { type: 'generate'; id: number; prompt: Prompt; options: Partial<DecodeOptions>; stream: boolean; prefillChunk?: number; notifyStart?: boolean }
   | { type: 'tokenize'; id: number; text: string }
   | { type: 'cancel'; id: number }
   | { type: 'reset'; id: number }
@@ -28,6 +28,8 @@ export type ToWorker =
 /** Messages from the worker back. Every request id gets exactly one `done` or `error`; `device` answers no request. */
 export type FromWorker =
   | { type: 'loaded'; id: number; info: ModelInfo }
+  /** The request's turn came (requests run one at a time): sent only to requests that asked (`notifyStart`). */
+  | { type: 'start'; id: number }
   | { type: 'partial'; id: number; text: string }
   | { type: 'line'; id: number; line: FirstLine }
   | { type: 'done'; id: number; result: GenerateResult }

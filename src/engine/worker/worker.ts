@@ -108,7 +108,10 @@ async function generate(msg: Extract<ToWorker, { type: 'generate' }>) {
   try {
     const result = await engine.generate(msg.prompt, msg.options, {
       signal: job.ac.signal,
-      onStart: () => (job.started = true),
+      onStart: () => {
+        job.started = true;
+        if (msg.notifyStart) send({ type: 'start', id: msg.id });
+      },
       onText: msg.stream ? (text) => send({ type: 'partial', id: msg.id, text }) : undefined,
       onFirstLine: msg.stream ? (line) => send({ type: 'line', id: msg.id, line }) : undefined,
       prefillChunk: msg.prefillChunk,
