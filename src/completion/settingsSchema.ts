@@ -130,6 +130,13 @@ export const SETTINGS: readonly SettingSpec[] = [
       'When the start of the context window or the middle of a fill-in-the-middle prompt moves, reuse the cached text at its new place (as llama.cpp --cache-reuse does) instead of computing it again, if computing it again would take longer than this many milliseconds. 0: always; -1: never (suggestions exactly as from a fresh start, at the cost of waits of seconds on large models). Converted models only. Applies on the next model load.',
   },
   {
+    key: 'nextEdit.enable',
+    type: 'boolean',
+    default: false,
+    description:
+      'After you change code, propose the edit that follows it a few lines away (next edit). Needs a next-edit model (ghostline.nextEdit.modelPath, e.g. an ONNX folder of Sweep\'s next-edit 0.5B). Tab jumps to a proposed edit and Tab again applies it; Esc dismisses. An inline suggestion at the cursor keeps Tab.',
+  },
+  {
     key: 'engine.device',
     type: 'string',
     default: 'auto',

@@ -75,9 +75,7 @@ export class Config {
 
   /** Next edit: on only with a model folder (read as the completion model's folder is, trust included). */
   nextEdit(): { enable: boolean; modelPath: string } {
-    const enable = vscode.workspace.getConfiguration('ghostline').get<unknown>('nextEdit.enable');
-    if (enable !== undefined && typeof enable !== 'boolean') this.report('ghostline.nextEdit.enable must be true or false; ignored.');
-    return { enable: enable === true, modelPath: this.trustedPath('nextEdit.modelPath') };
+    return { enable: this.values()['nextEdit.enable'] === true, modelPath: this.trustedPath('nextEdit.modelPath') };
   }
 
   /** A folder setting; in an untrusted workspace, the workspace's own value is reported and ignored. */

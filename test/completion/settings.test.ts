@@ -33,6 +33,7 @@ test('package.json settings agree with the schema and the presets (defaults, bou
         'ghostline.languages',
         'ghostline.modelPath',
         'ghostline.modelFile',
+        'ghostline.nextEdit.modelPath',
         'ghostline.hub.endpoint',
         'ghostline.download.caFile',
       ].includes(k) && !SERVER_SETTINGS.some((s) => k === `ghostline.${s.setting}`),

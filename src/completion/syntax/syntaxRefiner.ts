@@ -115,13 +115,10 @@ export class SyntaxRefiner {
     this.lastOutcome = 'skipped';
     try {
       const g = this.grammar(w.languageId);
-      if (!g?.parser || text.trim() === '' || w.startsInBlock) return text;
-      const size = w.prefix.length + w.linePrefix.length + w.lineSuffix.length + w.suffix.length + text.length;
-      if (size > this.maxChars) {
-        this.logOnce(`${w.languageId}:size`, `syntax: ${w.languageId} window of ${size} characters is over ${this.maxChars}: not parsed`);
-        return text;
-      }
-      return this.refineWith(g, text, w);
+      if (!g?.parser || text.trim() === '' || w.startsInBlock || this.tooLarge(text, w)) return text;
+      const refined = this.refineWith(g, text, w);
+      this.lastOutcome = refined.outcome;
+      return refined.text;
     } catch (err) {
       this.logOnce(`${w.languageId}:error`, `syntax: ${w.languageId}: ${err instanceof Error ? err.message : String(err)}; suggestions pass unchecked`);
       this.lastOutcome = 'skipped';
@@ -149,23 +146,25 @@ export class SyntaxRefiner {
     }
   }
 
-  private refineWith(g: GrammarState, text: string, w: SyntaxWindow): string | null {
+  private refineWith(g: GrammarState, text: string, w: SyntaxWindow): { text: string | null; outcome: RefineOutcome } {
     const parser = g.parser!;
     const head = w.prefix + w.linePrefix;
     const rest = w.lineSuffix + w.suffix;
-    const beforeBody = head + rest;
-    const before = this.parsedBefore(parser, g.spec, w.languageId, beforeBody);
-    if (!before || unreadableAbove(before, head.length)) return text;
+    const passed = { text, outcome: 'skipped' as RefineOutcome };
+    const before = this.parsedBefore(parser, g.spec, w.languageId, head + rest);
+    if (!before || unreadableAbove(before, head.length)) return passed;
 
     const ins = { start: head.length, length: text.length };
     const parseAfter = (t: string): After | null => this.parseAfter(parser, g.spec, w, before, t);
+    const judged = (kept: string, after: After, at: Insertion) =>
+      this.addsNoErrors(before, after, at) ? { text: kept, outcome: (kept === text ? 'unchanged' : 'cut') as RefineOutcome } : null;
 
     const first = parseAfter(text);
-    if (!first) return text;
+    if (!first) return passed;
     let cut: ReturnType<typeof blockCut>;
     try {
       cut = blockCut(first.tree.rootNode, text, ins.start, g.spec.blocks);
-      if (cut === null) return this.verdict(text, text, before, first, ins);
+      if (cut === null) return judged(text, first, ins) ?? { text: null, outcome: 'dropped' };
     } finally {
       first.tree.delete();
     }
@@ -175,16 +174,15 @@ export class SyntaxRefiner {
       const kept = text.slice(0, keep).trimEnd();
       if (kept.trim() === '') break;
       const after = parseAfter(kept);
-      if (!after) return text;
+      if (!after) return passed;
       try {
-        const out = this.verdict(text, kept, before, after, { start: ins.start, length: kept.length });
-        if (out !== null) return out;
+        const out = judged(kept, after, { start: ins.start, length: kept.length });
+        if (out) return out;
       } finally {
         after.tree.delete();
       }
     }
-    this.lastOutcome = 'dropped';
-    return null;
+    return { text: null, outcome: 'dropped' };
   }
 
   /** The window with `t` inserted at the cursor, its open brackets closed as before insertion; null when the parse timed out. */
@@ -215,10 +213,7 @@ export class SyntaxRefiner {
     if (w.startsInBlock) return null;
     return this.withInserted(text, w, timeoutMs, (_g, before, after) => {
       if (unreadableAbove(before, w.prefix.length + w.linePrefix.length)) return null;
-      const outcome = this.lastOutcome;
-      const ok = this.verdict(text, text, before, after, { start: w.prefix.length + w.linePrefix.length, length: text.length }) !== null;
-      this.lastOutcome = outcome;
-      return !ok;
+      return !this.addsNoErrors(before, after, { start: w.prefix.length + w.linePrefix.length, length: text.length });
     });
   }
 
@@ -240,35 +235,32 @@ export class SyntaxRefiner {
     }
   }
 
+  /** A window with `text` inserted over maxChars is not parsed (logged once per language). */
+  private tooLarge(text: string, w: SyntaxWindow): boolean {
+    const size = w.prefix.length + w.linePrefix.length + w.lineSuffix.length + w.suffix.length + text.length;
+    if (size <= this.maxChars) return false;
+    this.logOnce(`${w.languageId}:size`, `syntax: ${w.languageId} window of ${size} characters is over ${this.maxChars}: not parsed`);
+    return true;
+  }
+
   /** The grammar and the parsed window before insertion, when `text` in `w` can be parsed now. */
   private readyWindow(text: string, w: SyntaxWindow, timeoutMs: number): { g: GrammarState; before: Parsed } | null {
     const g = this.grammars.get(w.languageId) ?? this.grammar(w.languageId);
-    if (!g?.parser) return null;
-    const size = w.prefix.length + w.linePrefix.length + w.lineSuffix.length + w.suffix.length + text.length;
-    if (size > this.maxChars) {
-      this.logOnce(`${w.languageId}:size`, `syntax: ${w.languageId} window of ${size} characters is over ${this.maxChars}: not parsed`);
-      return null;
-    }
+    if (!g?.parser || this.tooLarge(text, w)) return null;
     const before = this.parsedBefore(g.parser, g.spec, w.languageId, w.prefix + w.linePrefix + w.lineSuffix + w.suffix, timeoutMs);
     return before ? { g, before } : null;
   }
 
   /**
-   * `kept` when inserting it adds no parse error, else null; sets lastOutcome. Besides the errors that
-   * newErrors() finds, a suggestion whose text has more stray closers or unterminated strings than the
-   * window had is dropped when the parser reports any error at the insertion: there, an unfinished cursor
-   * line's error would otherwise explain it.
+   * Whether the insertion adds no parse error. Besides the errors that newErrors() finds, a suggestion whose
+   * text has more stray closers or unterminated strings than the window had fails when the parser reports any
+   * error at the insertion: there, an unfinished cursor line's error would otherwise explain it.
    */
-  private verdict(text: string, kept: string, before: Parsed, after: After, ins: Insertion): string | null {
+  private addsNoErrors(before: Parsed, after: After, ins: Insertion): boolean {
     const errors = collectErrors(after.tree.rootNode);
     const insEnd = ins.start + ins.length;
     const damaged = after.damage > before.tail.damage && errors.some((e) => e.end >= ins.start && e.start <= insEnd);
-    if (damaged || newErrors(before, { errors, text: after.text, bodyLength: after.bodyLength }, ins).length > 0) {
-      this.lastOutcome = 'dropped';
-      return null;
-    }
-    this.lastOutcome = kept === text ? 'unchanged' : 'cut';
-    return kept;
+    return !damaged && newErrors(before, { errors, text: after.text, bodyLength: after.bodyLength }, ins).length === 0;
   }
 
   private parsedBefore(parser: Parser, spec: GrammarSpec, languageId: string, body: string, timeoutMs = this.parseTimeoutMs): Parsed | null {
