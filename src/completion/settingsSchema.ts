@@ -134,7 +134,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     type: 'boolean',
     default: false,
     description:
-      'After you change code, propose the edit that follows it a few lines away (next edit). Needs a next-edit model (ghostline.nextEdit.modelPath, e.g. an ONNX folder of Sweep\'s next-edit 0.5B). Tab jumps to a proposed edit and Tab again applies it; Esc dismisses. An inline suggestion at the cursor keeps Tab.',
+      "After you change code, propose the edit that follows it a few lines away (next edit). Needs a next-edit model (ghostline.nextEdit.modelPath, e.g. an ONNX folder of Sweep's next-edit 0.5B). Tab jumps to a proposed edit and Tab again applies it; Esc dismisses. An inline suggestion at the cursor keeps Tab.",
   },
   {
     key: 'engine.device',
