@@ -43,6 +43,11 @@ export function feedEditHistory(history: EditHistory): vscode.Disposable {
       }
       before.set(key, text);
       const path = promptPathOf(e.document);
+      // A change that leaves the file as saved and is no undo or redo is a revert: its edits are history no more.
+      if (!e.document.isDirty && e.reason === undefined && e.document.uri.scheme === 'file') {
+        history.forget(path);
+        return;
+      }
       const atMs = Date.now();
       // Offsets of one event refer to the text before it: recorded from the last to the first, each stays valid.
       const changes = [...e.contentChanges].sort((a, b) => b.rangeOffset - a.rangeOffset);
