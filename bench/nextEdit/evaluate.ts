@@ -64,6 +64,33 @@ export function oracleGenerator(c: NextEditCase): Generator {
   return fixedAnswerGenerator(reach.kind === 'inside' ? reach.trueWindowText : (window?.text ?? ''));
 }
 
+/**
+ * The oracle as a model streams: the true window line by line through `onText`, stopping as soon as the request's
+ * signal is aborted (predictNextEdit stops a generation once the answer has rejoined the window). `written` counts
+ * the characters streamed before the stop, against the whole answer's.
+ */
+export function streamingOracleGenerator(c: NextEditCase, written: { chars: number; of: number }): Generator {
+  const reach = reachOf(c);
+  const window = editableWindow(c.before, c.cursorOffset);
+  const answer = `${reach.kind === 'inside' ? reach.trueWindowText : (window?.text ?? '')}\n<|file_sep|>`;
+  return {
+    generate: async (_prompt, _options, hooks) => {
+      written.of += answer.length;
+      let sent = '';
+      for (const line of answer.split(/(?<=\n)/)) {
+        if (hooks?.signal?.aborted) return answerResult(sent, 'cancelled');
+        const stop = line.indexOf('<|file_sep|>');
+        const visible = stop >= 0 ? line.slice(0, stop) : line;
+        sent += visible;
+        written.chars += line.length;
+        hooks?.onText?.(visible);
+        await Promise.resolve();
+      }
+      return answerResult(sent, 'stop');
+    },
+  };
+}
+
 /** A wrong oracle, to show the check can fail: it answers the `before` window unchanged. */
 export function unchangedWindowGenerator(c: NextEditCase): Generator {
   return fixedAnswerGenerator(editableWindow(c.before, c.cursorOffset)?.text ?? '');

@@ -10,6 +10,7 @@ import { checkEdits, type EditRejection } from './checkEdits';
 import type { EditHistory } from './editHistory';
 import { editableWindow, type EditableWindow, originalWindowText, type WindowLimits } from './editableWindow';
 import { parseAnswer, type WindowEdit } from './parseAnswer';
+import { rejoinedWindow } from './rejoin';
 import { buildSweepPrompt, type RelatedFile, SWEEP_STOP_STRINGS } from './sweepPrompt';
 
 /** Why no edit is shown: a check's reason, or a step before the checks. */
@@ -28,7 +29,7 @@ export interface NextEditRequest {
 }
 
 export type NextEditOutcome =
-  | { kind: 'edits'; edits: WindowEdit[]; window: EditableWindow; prompt: string; answer: string; ms: number }
+  | { kind: 'edits'; edits: WindowEdit[]; window: EditableWindow; prompt: string; answer: string; ms: number; stoppedEarly?: boolean }
   | { kind: 'dropped'; reason: NextEditDrop; window?: EditableWindow; prompt?: string; answer?: string; detail?: string; ms: number };
 
 /**
@@ -76,11 +77,30 @@ export async function predictNextEdit(generator: Generator, req: NextEditRequest
   const { prompt, window } = built;
   let answer: string;
   let endedAtStop: boolean;
+  // The answer streams in; once it has made its change and copied the window again for a few lines, the rest
+  // is the window's and generation stops (rejoin.ts).
+  let streamed = '';
+  let rejoined: string | null = null;
+  const early = new AbortController();
+  const signal = req.signal ? AbortSignal.any([req.signal, early.signal]) : early.signal;
+  const onText = (delta: string) => {
+    if (rejoined !== null) return;
+    streamed += delta;
+    if (!delta.includes('\n')) return;
+    rejoined = rejoinedWindow(window.text, streamed.replace(/\r\n?/g, '\n'));
+    if (rejoined !== null) early.abort();
+  };
   try {
-    const result = await generator.generate(prompt, nextEditDecodeOptions(window.text.length), { signal: req.signal });
-    if (result.finishReason === 'cancelled') return { kind: 'dropped', reason: 'cancelled', window, prompt, ms: ms() };
-    answer = result.text;
-    endedAtStop = result.finishReason === 'stop' || result.finishReason === 'eos';
+    const result = await generator.generate(prompt, nextEditDecodeOptions(window.text.length), { signal, onText });
+    if (req.signal?.aborted) return { kind: 'dropped', reason: 'cancelled', window, prompt, ms: ms() };
+    if (rejoined !== null) {
+      answer = `${rejoined}\n<|file_sep|>`;
+      endedAtStop = true;
+    } else {
+      if (result.finishReason === 'cancelled') return { kind: 'dropped', reason: 'cancelled', window, prompt, ms: ms() };
+      answer = result.text;
+      endedAtStop = result.finishReason === 'stop' || result.finishReason === 'eos';
+    }
   } catch (err) {
     if (req.signal?.aborted) return { kind: 'dropped', reason: 'cancelled', window, prompt, ms: ms() };
     return { kind: 'dropped', reason: 'failed', window, prompt, detail: err instanceof Error ? err.message : String(err), ms: ms() };
@@ -95,5 +115,5 @@ export async function predictNextEdit(generator: Generator, req: NextEditRequest
     parsesNoWorse: req.parsesNoWorse,
   });
   if (!checked.ok) return { kind: 'dropped', reason: checked.reason, window, prompt, answer, ms: ms() };
-  return { kind: 'edits', edits: checked.edits, window, prompt, answer, ms: ms() };
+  return { kind: 'edits', edits: checked.edits, window, prompt, answer, ms: ms(), ...(rejoined !== null ? { stoppedEarly: true } : {}) };
 }

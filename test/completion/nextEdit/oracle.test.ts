@@ -1,7 +1,15 @@
 import * as assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { type NextEditCase, readNextEditCases } from '../../../bench/nextEdit/cases';
-import { type CaseRecord, oracleGenerator, reachOf, runCases, tally, unchangedWindowGenerator } from '../../../bench/nextEdit/evaluate';
+import {
+  type CaseRecord,
+  oracleGenerator,
+  reachOf,
+  runCases,
+  streamingOracleGenerator,
+  tally,
+  unchangedWindowGenerator,
+} from '../../../bench/nextEdit/evaluate';
 import { isTooLarge } from '../../../src/completion/nextEdit/checkEdits';
 
 // The oracle check of `npm run eval:next-edit` over the frozen set bench/nextEdit/cases.jsonl: a generator that
@@ -55,4 +63,17 @@ test('a wrong oracle (the window answered unchanged) loses every case as noChang
   assert.equal(t.shownExact, 0);
   assert.equal(t.lossesInWindow.noChange, t.inWindow);
   assert.ok(t.shownExact < 0.99 * t.inWindow);
+});
+
+test('streamed and stopped once it rejoins the window: the same edits shown, and less of the answer written', async (t) => {
+  const written = { chars: 0, of: 0 };
+  const streamed = tally(await runCases(cases, (c) => streamingOracleGenerator(c, written)));
+  const whole = tally(oracle);
+  assert.equal(streamed.shownDifferent, 0, 'stopping early changed a shown edit');
+  assert.ok(streamed.shownExact >= 0.99 * streamed.inWindow, `${streamed.shownExact} of ${streamed.inWindow}`);
+  assert.ok(streamed.shownExact >= whole.shownExact - Math.ceil(0.01 * whole.inWindow));
+  assert.ok(written.chars < written.of, 'nothing was stopped early');
+  t.diagnostic(
+    `streamed ${written.chars} of ${written.of} answer characters (${((100 * written.chars) / written.of).toFixed(1)}%); shown unchanged ${streamed.shownExact}/${streamed.inWindow}`,
+  );
 });
