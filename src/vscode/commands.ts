@@ -190,10 +190,9 @@ function contextLine(g: GatherStats): string {
 /** The next-edit model and its worker's memory, and what happened to next edits, when next edit is on. */
 async function nextEditLine(d: CommandDeps): Promise<string> {
   const info = d.nextEditEngine.info;
-  if (!info && d.nextEdit.stats.requested === 0) return '';
+  const source = d.nextEditEngine.describe();
+  if (!source && d.nextEdit.stats.requested === 0) return '';
   const rss = await d.nextEditEngine.memoryBytes();
-  const model = info
-    ? `next-edit model ${info.name} on the ${describeDevice(info.device)}${rss ? `, worker ${Math.round(rss / 1e6)} MB` : ''}`
-    : 'no next-edit model';
+  const model = info ? `${source} on the ${describeDevice(info.device)}${rss ? `, worker ${Math.round(rss / 1e6)} MB` : ''}` : (source ?? 'no next-edit model');
   return `; ${model}; ${d.nextEdit.stats.summary()}`;
 }

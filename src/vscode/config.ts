@@ -73,9 +73,21 @@ export class Config {
     return { path: this.trustedPath('modelPath'), file: this.trustedPath('modelFile') };
   }
 
-  /** Next edit: on only with a model folder (read as the completion model's folder is, trust included). */
-  nextEdit(): { enable: boolean; modelPath: string } {
-    return { enable: this.values()['nextEdit.enable'] === true, modelPath: this.trustedPath('nextEdit.modelPath') };
+  /**
+   * Next edit: on only with a model folder (read as the completion model's folder is, trust included) or a server
+   * URL (user settings only, as the team server's: a repository must not send the user's code to a server it names).
+   */
+  nextEdit(): { enable: boolean; modelPath: string; serverUrl: string } {
+    const server = vscode.workspace.getConfiguration('ghostline').inspect<unknown>('nextEdit.serverUrl');
+    if (server?.workspaceValue !== undefined || server?.workspaceFolderValue !== undefined) {
+      this.report('ghostline.nextEdit.serverUrl is ignored in workspace settings: set it in your user settings.');
+    }
+    const serverUrl = typeof server?.globalValue === 'string' ? server.globalValue.trim().replace(/\/+$/, '') : '';
+    if (serverUrl && !/^https?:\/\/[^/\s]+/.test(serverUrl)) {
+      this.report(`ghostline.nextEdit.serverUrl must be an http:// or https:// URL, got "${serverUrl}"; ignored.`);
+      return { enable: this.values()['nextEdit.enable'] === true, modelPath: this.trustedPath('nextEdit.modelPath'), serverUrl: '' };
+    }
+    return { enable: this.values()['nextEdit.enable'] === true, modelPath: this.trustedPath('nextEdit.modelPath'), serverUrl };
   }
 
   /** A folder setting; in an untrusted workspace, the workspace's own value is reported and ignored. */

@@ -34,6 +34,7 @@ test('package.json settings agree with the schema and the presets (defaults, bou
         'ghostline.modelPath',
         'ghostline.modelFile',
         'ghostline.nextEdit.modelPath',
+        'ghostline.nextEdit.serverUrl',
         'ghostline.hub.endpoint',
         'ghostline.download.caFile',
       ].includes(k) && !SERVER_SETTINGS.some((s) => k === `ghostline.${s.setting}`),

@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import type { Generator } from '../../completion/generator';
 import { nextEditModelProblem, nextEditModelWarning } from '../../completion/nextEdit/nextEditModel';
 import { EngineClient } from '../../engine/host/client';
+import { ServerGenerator } from '../../servers/serverGenerator';
 import { errorMessage } from '../../engine/shared/errors';
 import type { ModelInfo } from '../../engine/shared/types';
 import type { Config } from '../config';
@@ -16,6 +17,7 @@ export class NextEditEngine implements vscode.Disposable {
   private client: EngineClient | null = null;
   private loaded: { dir: string; info: ModelInfo } | null = null;
   private loading: Promise<Generator | null> | null = null;
+  private server: { url: string; generator: Generator } | null = null;
   private reported = new Set<string>();
 
   constructor(
@@ -31,13 +33,43 @@ export class NextEditEngine implements vscode.Disposable {
 
   /** The loaded model as a Generator, loading it first when the settings ask for it; null when off or failed. */
   generator(): Promise<Generator | null> {
-    const { enable, modelPath } = this.config.nextEdit();
-    if (!enable || !modelPath) return Promise.resolve(null);
+    const { enable, modelPath, serverUrl } = this.config.nextEdit();
+    if (!enable) return Promise.resolve(null);
+    if (serverUrl) return Promise.resolve(this.serverGenerator(serverUrl));
+    if (!modelPath) return Promise.resolve(null);
     if (this.loaded?.dir === modelPath && this.client) return Promise.resolve(this.client);
     this.loading ??= this.load(modelPath).finally(() => {
       this.loading = null;
     });
     return this.loading;
+  }
+
+  /**
+   * A llama.cpp server serving a next-edit model (Sweep's are published as GGUF, which llama-server runs): the
+   * prompt goes as text to /completion, whose tokenizer reads the format's special tokens. A failing server is
+   * reported once, not on every edit.
+   */
+  private serverGenerator(url: string): Generator {
+    if (this.server?.url === url) return this.server.generator;
+    const inner = new ServerGenerator({ kind: 'llama.cpp', url, timeoutMs: 15_000 });
+    const generator: Generator = {
+      generate: async (prompt, options, hooks) => {
+        try {
+          return await inner.generate(prompt, options, hooks);
+        } catch (err) {
+          if (!hooks?.signal?.aborted) this.reportOnce(`The next-edit server at ${url} failed: ${errorMessage(err)}`, 'error');
+          throw err;
+        }
+      },
+    };
+    this.server = { url, generator };
+    return generator;
+  }
+
+  /** Where next edits come from, for Show Stats. */
+  describe(): string | null {
+    if (this.server) return `next-edit server ${this.server.url}`;
+    return this.loaded ? `next-edit model ${this.loaded.info.name}` : null;
   }
 
   /** The worker's memory, for Show Stats. */
@@ -51,6 +83,7 @@ export class NextEditEngine implements vscode.Disposable {
     const client = this.client;
     this.client = null;
     this.loaded = null;
+    this.server = null;
     this.reported.clear();
     await client?.dispose();
   }
