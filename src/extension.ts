@@ -83,6 +83,7 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
         stats,
         debounce,
         log,
+        nextEditAt: (doc, pos) => nextEdit.ghostTextAt(doc, pos) !== null,
       }),
     ),
     registerCommands({ client: engine, config, status, stats, loader, shared, router, log, context, enabled, nextEdit, nextEditEngine }),

@@ -21,6 +21,8 @@ export interface ProviderDeps {
   stats: SessionStats;
   debounce: AdaptiveDebounce;
   log: vscode.LogOutputChannel;
+  /** A next edit shown as ghost text at this position: the completion steps aside, so the two never compete. */
+  nextEditAt?: (document: vscode.TextDocument, position: vscode.Position) => boolean;
 }
 
 /**
@@ -47,6 +49,7 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider {
     if (!service || !deps.enabled() || !deps.config.enabledFor(document)) return undefined;
     // While the suggest widget is open, its list owns the cursor.
     if (context.selectedCompletionInfo) return undefined;
+    if (deps.nextEditAt?.(document, position)) return undefined;
     const refresh = this.refreshing;
     this.refreshing = null;
     const isRefresh =

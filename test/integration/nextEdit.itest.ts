@@ -88,6 +88,27 @@ test('next edit: an answer that rewrites the whole window (another window) is dr
   assert.equal(api.nextEdit.current.length, 0);
 });
 
+test('next edit: an insertion right at the cursor is ghost text; VS Code accepts it as any suggestion', async () => {
+  const text = 'def area(width, depth):\n    """The area."""\n    return width * depth\n';
+  api.nextEdit.useGenerator(scripted((w) => w.replace('    return', '    assert depth > 0\n    return'), []));
+  const editor = await openAt('next_edit_ghost.py', text, '"""The area."""\n');
+  const applied = api.nextEdit.stats.applied;
+  await editor.edit((b) => b.insert(new vscode.Position(2, 0), '    assert width > 0\n'));
+  const at = new vscode.Position(3, 0);
+  editor.selection = new vscode.Selection(at, at);
+  await waitFor(() => api.nextEdit.ghostTextAt(editor.document, at) !== null, `ghost text at the cursor (${api.nextEdit.stats.summary()})`, 20_000);
+  assert.equal(api.nextEdit.current.length, 1);
+  // Shown as ghost text, so no next-edit key is bound: VS Code's own accept (Tab) inserts it.
+  const before = editor.document.getText();
+  for (let i = 0; i < 20 && editor.document.getText() === before; i++) {
+    await vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+    await new Promise((r) => setTimeout(r, 250));
+    await vscode.commands.executeCommand('editor.action.inlineSuggest.commit');
+  }
+  assert.equal(editor.document.getText(), text.replace('    return', '    assert width > 0\n    assert depth > 0\n    return'));
+  assert.equal(api.nextEdit.stats.applied, applied + 1, 'the acceptance is counted');
+});
+
 test('next edit: Tab and Esc are bound only while a next edit is shown, and never over an inline suggestion', () => {
   const pkg = JSON.parse(fs.readFileSync(path.join(vscode.extensions.getExtension(EXTENSION_ID)?.extensionPath ?? '', 'package.json'), 'utf8'));
   const bindings = (pkg.contributes.keybindings as { command: string; key: string; when: string }[]).filter((k) => k.command.startsWith('ghostline.nextEdit.'));

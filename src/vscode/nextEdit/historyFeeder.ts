@@ -18,19 +18,18 @@ function followed(doc: vscode.TextDocument): boolean {
 
 /**
  * Feeds the edit history from the editor's change events. VS Code says where a change was and what was
- * inserted, not what it removed: the text of each visible document is kept from before its next change, so
- * the first edit of a file is known too. A closed document is forgotten, and so is its text.
+ * inserted, not what it removed: the text of each open document (up to MAX_CHARS) is kept from before its next
+ * change, so the first edit of a file is known too. A closed document is forgotten, and so is its text.
  */
 export function feedEditHistory(history: EditHistory): vscode.Disposable {
   const before = new Map<string, string>();
   const remember = (doc: vscode.TextDocument) => {
     if (followed(doc) && doc.getText().length <= MAX_CHARS) before.set(doc.uri.toString(), doc.getText());
   };
-  for (const e of vscode.window.visibleTextEditors) remember(e.document);
+  // From the moment a document opens: an edit right after it is shown (before its editor is visible) is known too.
+  for (const doc of vscode.workspace.textDocuments) remember(doc);
   return vscode.Disposable.from(
-    vscode.window.onDidChangeVisibleTextEditors((editors) => {
-      for (const e of editors) if (!before.has(e.document.uri.toString())) remember(e.document);
-    }),
+    vscode.workspace.onDidOpenTextDocument((doc) => remember(doc)),
     vscode.workspace.onDidChangeTextDocument((e) => {
       if (e.contentChanges.length === 0 || !followed(e.document)) return;
       const key = e.document.uri.toString();
@@ -43,11 +42,6 @@ export function feedEditHistory(history: EditHistory): vscode.Disposable {
       }
       before.set(key, text);
       const path = promptPathOf(e.document);
-      // A change that leaves the file as saved and is no undo or redo is a revert: its edits are history no more.
-      if (!e.document.isDirty && e.reason === undefined && e.document.uri.scheme === 'file') {
-        history.forget(path);
-        return;
-      }
       const atMs = Date.now();
       // Offsets of one event refer to the text before it: recorded from the last to the first, each stays valid.
       const changes = [...e.contentChanges].sort((a, b) => b.rangeOffset - a.rangeOffset);

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { Generator } from '../../completion/generator';
 import type { EditHistory } from '../../completion/nextEdit/editHistory';
+import { ghostTextAt } from '../../completion/nextEdit/ghostTextEdit';
 import type { WindowEdit } from '../../completion/nextEdit/parseAnswer';
 import { parsesNoWorseWith } from '../../completion/nextEdit/parsesNoWorse';
 import { type NextEditOutcome, predictNextEdit } from '../../completion/nextEdit/predictNextEdit';
@@ -73,12 +74,33 @@ export class NextEditController implements vscode.Disposable {
       vscode.window.onDidChangeActiveTextEditor(() => this.clear()),
       vscode.commands.registerCommand('ghostline.nextEdit.accept', () => this.accept()),
       vscode.commands.registerCommand('ghostline.nextEdit.dismiss', () => this.dismiss()),
+      vscode.commands.registerCommand('ghostline.nextEdit.acceptedAsGhostText', () => this.stats.applied++),
+      // An insertion right at the cursor is shown as ghost text: VS Code's own Tab then accepts it.
+      vscode.languages.registerInlineCompletionItemProvider({ pattern: '**' }, { provideInlineCompletionItems: (doc, pos) => this.ghostText(doc, pos) }),
     ];
   }
 
   /** A generator that replaces the next-edit model (integration tests, other extensions); null restores it. */
   useGenerator(generator: Generator | null): void {
     this.override = generator;
+  }
+
+  /** The shown next edit as ghost text at `pos`, when it is an insertion right there (ghostTextEdit.ts). */
+  ghostTextAt(doc: vscode.TextDocument, pos: vscode.Position): string | null {
+    const s = this.shown;
+    if (!s || s.editor.document !== doc || doc.version !== s.version) return null;
+    return ghostTextAt(s.edits, pos.line, pos.character);
+  }
+
+  private ghostText(doc: vscode.TextDocument, pos: vscode.Position): vscode.InlineCompletionItem[] | undefined {
+    const text = this.ghostTextAt(doc, pos);
+    if (text === null) return undefined;
+    return [
+      new vscode.InlineCompletionItem(text, new vscode.Range(pos, pos), {
+        title: 'Ghostline: next edit accepted',
+        command: 'ghostline.nextEdit.acceptedAsGhostText',
+      }),
+    ];
   }
 
   /** The edits shown now, for tests and the status bar. */
@@ -137,6 +159,13 @@ export class NextEditController implements vscode.Disposable {
     }
     this.stats.shown++;
     this.shown = { editor, version, edits: outcome.edits };
+    const cursor = editor.selection.active;
+    if (editor.selection.isEmpty && ghostTextAt(outcome.edits, cursor.line, cursor.character) !== null) {
+      // At the cursor: ghost text, which VS Code's Tab accepts and Esc hides (no decoration, no key of ours).
+      void vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+      this.deps.log.debug(`next edit shown as ghost text after ${outcome.ms} ms`);
+      return outcome;
+    }
     this.deps.decorations.show(editor, outcome.edits);
     void vscode.commands.executeCommand('setContext', SHOWN_KEY, true);
     this.deps.log.debug(`next edit shown at line ${outcome.edits[0].startLine + 1} after ${outcome.ms} ms`);
