@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { SamplerChain } from '../src/engine/decode/samplers/chain';
 import { Prng } from '../src/engine/decode/samplers/prng';
 import { resolveDecodeOptions } from '../src/engine/shared/decodeOptions';
-import { presetDefaults } from '../src/engine/shared/decodeTable';
+import { presetDefaults } from '../src/completion/presetTable';
 import { cpuFlags } from './machine';
 import { median, round } from './stats';
 

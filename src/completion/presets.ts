@@ -1,11 +1,10 @@
 import type { DecodeOptions } from '../engine/shared/decodeOptions';
-import { DECODE_TABLE, presetDefaults, type PresetName } from '../engine/shared/decodeTable';
+import { PRESET_TABLE, presetDefaults, type PresetName } from './presetTable';
 import type { SettingValues } from './settingsSchema';
 
 /**
  * The decode presets: inline completion and Generate from Selection. Their values, the settings that change
- * them and why they are what they are: the `inline` and `generate` columns of DECODE_TABLE
- * (src/engine/shared/decodeTable.ts). For the inline preset, `maxLines` is the most lines of a block
+ * them and why they are what they are: the `inline` and `generate` columns of PRESET_TABLE (presetTable.ts). For the inline preset, `maxLines` is the most lines of a block
  * suggestion; a suggestion with code right of the cursor is always one line.
  */
 export type Preset = Pick<
@@ -33,7 +32,7 @@ export const GENERATE_PRESET: Readonly<GeneratePreset> = Object.freeze(presetDef
 /** A preset as the user's (validated) settings make it: each option with a setting takes the setting's value. */
 export function presetFromSettings(preset: PresetName, values: SettingValues): Preset {
   const out = presetDefaults(preset) as Record<string, unknown>;
-  for (const row of DECODE_TABLE) {
+  for (const row of PRESET_TABLE) {
     const setting = row[preset]?.setting;
     if (setting && values[setting.key] !== undefined) out[row.key] = values[setting.key];
   }

@@ -1,4 +1,5 @@
 import { DECODE_TABLE, type OptionType } from '../engine/shared/decodeTable';
+import { PRESET_TABLE } from './presetTable';
 import { MOVE_CACHED_RUNS_OVER_MS } from '../engine/shared/engineOptions';
 import { DEVICE_SETTINGS } from '../engine/shared/device';
 
@@ -18,15 +19,18 @@ export interface SettingSpec {
   description: string;
 }
 
-/** The decode settings of both presets, from DECODE_TABLE (one setting may serve both, as engine.speculativeTokens). */
+/** The decode settings of both presets, from PRESET_TABLE (one setting may serve both, as engine.speculativeTokens). */
 function decodeSettings(): SettingSpec[] {
   const out = new Map<string, SettingSpec>();
-  for (const row of DECODE_TABLE) {
+  const optionType = new Map(DECODE_TABLE.map((r) => [r.key, r.type]));
+  for (const row of PRESET_TABLE) {
     for (const preset of ['inline', 'generate'] as const) {
       const col = row[preset];
       if (!col?.setting || out.has(col.setting.key)) continue;
       const { key, min, max, description } = col.setting;
-      out.set(key, { key, type: col.setting.type ?? row.type, default: col.default, min, max, description });
+      const type = col.setting.type ?? optionType.get(row.key);
+      if (!type) throw new Error(`preset row ${row.key} has no engine option`);
+      out.set(key, { key, type, default: col.default, min, max, description });
     }
   }
   return [...out.values()];

@@ -74,7 +74,8 @@ test('inline mode: one line with code right of the cursor, a block on an empty l
 });
 
 test('one table of decode options: engine defaults, wire names, CLI flags and both presets come from it', async () => {
-  const { DECODE_TABLE, presetDefaults, snakeCase, kebabCase } = await import('../../src/engine/shared/decodeTable');
+  const { DECODE_TABLE, snakeCase, kebabCase } = await import('../../src/engine/shared/decodeTable');
+  const { PRESET_TABLE, presetDefaults } = await import('../../src/completion/presetTable');
   const { DEFAULT_DECODE_OPTIONS, resolveDecodeOptions } = await import('../../src/engine/shared/decodeOptions');
   const { SNAKE_TO_OPTION } = await import('../../src/cli/snakeCaseOptions');
   assert.deepEqual(Object.keys(DEFAULT_DECODE_OPTIONS).sort(), DECODE_TABLE.map((r) => r.key).sort());
@@ -82,8 +83,9 @@ test('one table of decode options: engine defaults, wire names, CLI flags and bo
     assert.equal(SNAKE_TO_OPTION.get(snakeCase(row.key)), row.key);
     assert.match(kebabCase(row.key), /^[a-z]+(-[a-z]+)*$/);
     // The engine accepts every preset value, and refuses one past its limits.
+    const presetRow = PRESET_TABLE.find((p) => p.key === row.key);
     for (const preset of ['inline', 'generate'] as const) {
-      const col = row[preset];
+      const col = presetRow?.[preset];
       if (col) assert.doesNotThrow(() => resolveDecodeOptions({ [row.key]: col.default }), `${preset}.${row.key}`);
       if (col?.setting?.max !== undefined && row.max !== undefined)
         assert.ok(col.setting.max <= row.max, `the setting ${col.setting.key} allows more than the engine`);
@@ -92,6 +94,12 @@ test('one table of decode options: engine defaults, wire names, CLI flags and bo
     }
     if (row.max !== undefined) assert.throws(() => resolveDecodeOptions({ [row.key]: row.max! + 1 }), new RegExp(`${row.key} must be between`));
   }
+  // Every preset row is an engine option.
+  for (const p of PRESET_TABLE)
+    assert.ok(
+      DECODE_TABLE.some((r) => r.key === p.key),
+      p.key,
+    );
   // The presets are exactly their columns, and their settings are in package.json with the same bounds.
   assert.deepEqual({ ...INLINE_PRESET }, presetDefaults('inline'));
   assert.deepEqual({ ...GENERATE_PRESET }, presetDefaults('generate'));

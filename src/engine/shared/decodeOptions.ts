@@ -2,7 +2,8 @@ import { DECODE_TABLE } from './decodeTable';
 import { RequestError } from './errors';
 
 /**
- * Every knob of one generation. Defaults, limits, wire names and presets: one row each in decodeTable.ts.
+ * Every knob of one generation. Defaults, limits and wire names: one row each in decodeTable.ts (the product's
+ * presets are src/completion/presetTable.ts).
  */
 export interface DecodeOptions {
   /** Hard cap on generated tokens. */
