@@ -7,7 +7,7 @@ import { EditHistory } from '../../src/completion/nextEdit/editHistory';
 import { type EditableWindow, editableWindow } from '../../src/completion/nextEdit/editableWindow';
 import type { WindowEdit } from '../../src/completion/nextEdit/parseAnswer';
 import { type NextEditDrop, type NextEditOutcome, predictNextEdit } from '../../src/completion/nextEdit/predictNextEdit';
-import { cancelledResult } from '../../src/engine/shared/cancelledResult';
+import { emptyStats } from '../../src/engine/shared/cancelledResult';
 import type { GenerateResult } from '../../src/engine/shared/types';
 import type { NextEditCase } from './cases';
 
@@ -38,7 +38,7 @@ export function reachOf(c: Pick<NextEditCase, 'before' | 'after' | 'cursorOffset
 /** A finished generation of `text` (no tokens or log-probabilities: the oracle's and the fakes' answers). */
 export function answerResult(text: string, finishReason: GenerateResult['finishReason'] = 'stop'): GenerateResult {
   const seq = { text, finishReason, logprob: Number.NaN, tokens: [], tokenLogprobs: [], tokenTextEnds: [] };
-  const { stats } = cancelledResult();
+  const stats = emptyStats();
   return { ...seq, sequences: [seq], stats };
 }
 

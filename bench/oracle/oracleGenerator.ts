@@ -1,5 +1,5 @@
 import type { Generator } from '../../src/completion/generator';
-import { cancelledResult } from '../../src/engine/shared/cancelledResult';
+import { emptyStats } from '../../src/engine/shared/cancelledResult';
 import type { DecodeOptions } from '../../src/engine/shared/decodeOptions';
 import type { Prompt } from '../../src/engine/shared/prompt';
 import type { GenerateResult } from '../../src/engine/shared/types';
@@ -27,7 +27,7 @@ export class OracleGenerator implements Generator {
       ...sequence,
       sequences: [sequence],
       // No model ran: every count is zero, as in a cancelled request's answer.
-      stats: cancelledResult().stats,
+      stats: emptyStats(),
     };
   }
 }

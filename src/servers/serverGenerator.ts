@@ -1,6 +1,6 @@
 import { endpoint } from './endpoint';
 import type { BackendHooks, Generator } from '../completion/generator';
-import { cancelledResult } from '../engine/shared/cancelledResult';
+import { cancelledResult, emptyStats } from '../engine/shared/cancelledResult';
 import { type DecodeOptions, resolveDecodeOptions } from '../engine/shared/decodeOptions';
 import { type Prompt, promptText } from '../engine/shared/prompt';
 import type { GenerateResult, GenerationStats } from '../engine/shared/types';
@@ -128,7 +128,7 @@ export class ServerGenerator implements Generator {
       if (!settled[0].value) return cancelledResult();
       // The other alternatives are extras: one that failed (a busy server) leaves the first and the rest.
       const lanes = settled.flatMap((s) => (s.status === 'fulfilled' && s.value ? s.value : []));
-      const stats: GenerationStats = { ...cancelledResult().stats, ...lanes[0].stats, totalMs: this.now() - t0 };
+      const stats: GenerationStats = { ...emptyStats(), ...lanes[0].stats, totalMs: this.now() - t0 };
       stats.generatedTokens = lanes.reduce((n, l) => n + (l.stats?.generatedTokens || l.streamedTokens), 0);
       const sequences = lanes.map((l) => l.seq).filter((q, i, all) => all.findIndex((o) => o.text === q.text) === i);
       return { ...sequences[0], sequences, stats };

@@ -1,4 +1,4 @@
-import { cancelledResult } from '../../src/engine/shared/cancelledResult';
+import { cancelledResult, emptyStats } from '../../src/engine/shared/cancelledResult';
 import type { DecodeOptions } from '../../src/engine/shared/decodeOptions';
 import { promptText, type Prompt } from '../../src/engine/shared/prompt';
 import { firstLineEnd, type GenerateHooks, type GenerateResult } from '../../src/engine/shared/types';
@@ -79,7 +79,7 @@ export class FakeGenerator implements Generator {
             tokenLogprobs: chars.map(() => lp),
             tokenTextEnds: chars.map((c) => (at += c.length)),
           };
-          end({ ...seq, sequences: [seq], stats: { ...cancelledResult().stats, promptTokens: 10, generatedTokens: seq.tokens.length } });
+          end({ ...seq, sequences: [seq], stats: { ...emptyStats(), promptTokens: 10, generatedTokens: seq.tokens.length } });
         },
       };
       const onAbort = () => {

@@ -6,7 +6,7 @@ import { positionAt, textSource } from '../../src/completion/context/documentCon
 import type { BackendHooks, Generator, InfillParts } from '../../src/completion/generator';
 import { fimTemplateForFamily, pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../../src/completion/settings';
-import { cancelledResult } from '../../src/engine/shared/cancelledResult';
+import { cancelledResult, emptyStats } from '../../src/engine/shared/cancelledResult';
 import type { DecodeOptions } from '../../src/engine/shared/decodeOptions';
 import { type Prompt, promptText } from '../../src/engine/shared/prompt';
 import { Engine } from '../../src/engine/worker/engine';
@@ -117,7 +117,7 @@ test('alternatives that read the same after post-processing are shown once, in t
           tokenTextEnds: chars.map((c) => (at += c.length)),
         };
       });
-      return { ...sequences[0], sequences, stats: { ...cancelledResult().stats, promptTokens: 10 } };
+      return { ...sequences[0], sequences, stats: { ...emptyStats(), promptTokens: 10 } };
     },
   };
   const svc = new CompletionService(

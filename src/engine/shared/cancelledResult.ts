@@ -1,8 +1,8 @@
-import type { GenerateResult } from './types';
+import type { GenerateResult, GenerationStats } from './types';
 
-/** The answer to a request cancelled before the model ran for it. */
-export function cancelledResult(): GenerateResult {
-  const stats = {
+/** Statistics of no work at all: the start of every result's counts. */
+export function emptyStats(): GenerationStats {
+  return {
     promptTokens: 0,
     reusedTokens: 0,
     prefillTokens: 0,
@@ -14,6 +14,10 @@ export function cancelledResult(): GenerateResult {
     draftTokens: 0,
     acceptedDraftTokens: 0,
   };
+}
+
+/** The answer to a request cancelled before the model ran for it. */
+export function cancelledResult(): GenerateResult {
   const seq = { text: '', finishReason: 'cancelled' as const, logprob: NaN, tokens: [], tokenLogprobs: [], tokenTextEnds: [] };
-  return { ...seq, sequences: [seq], stats };
+  return { ...seq, sequences: [seq], stats: emptyStats() };
 }

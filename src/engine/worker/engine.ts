@@ -1,6 +1,6 @@
 import { MOVE_CACHED_RUNS_OVER_MS, type EngineOptions } from '../shared/engineOptions';
 import { beamSearch } from '../decode/beamSearch';
-import { cancelledResult } from '../shared/cancelledResult';
+import { cancelledResult, emptyStats } from '../shared/cancelledResult';
 import { measureCharsPerToken } from '../model/charsPerToken';
 import { resolveDecodeOptions, type DecodeOptions } from '../shared/decodeOptions';
 import { RequestError } from '../shared/errors';
@@ -201,7 +201,7 @@ export class Engine {
     const plan = this.planPrompt(input, resolved);
     // The request's options with what the plan settled (max_new_tokens capped to the context).
     const opts: DecodeOptions = { ...resolved, maxNewTokens: plan.maxNewTokens };
-    const stats: GenerationStats = { ...cancelledResult().stats, promptTokens: plan.tokens.length, truncatedTokens: plan.truncated };
+    const stats: GenerationStats = { ...emptyStats(), promptTokens: plan.tokens.length, truncatedTokens: plan.truncated };
     const finish = (sequences: Sequence[]): GenerateResult => {
       stats.totalMs = performance.now() - t0;
       stats.generatedTokens = sequences.reduce((s, q) => s + q.tokens.length, 0);
