@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { promptText, type Prompt } from '../engine/shared/prompt';
 import type { FirstLine } from '../engine/shared/types';
 import { CompletionCache } from './cache/completionCache';
@@ -9,6 +8,7 @@ import { FilePromptMemory } from './context/filePromptMemory';
 import { fitBudget } from './context/fitBudget';
 import { type ContextSupply, extraContext } from './context/repo/extraContext';
 import type { Generator } from './generator';
+import { LineBelowWarmer } from './lineBelowWarmer';
 import { InFlight } from './inflight';
 import type { GenerateInputs } from './generate/generateAt';
 import { type GeneratePreset, inlineDecodeOptions, inlineMode, type InlineMode } from './presets';
@@ -23,13 +23,6 @@ import { gate, scoredSuggestion, type SuggestionPlace, suggestionText } from './
 const NOTHING: ScoredItems = Object.freeze({ items: [], confidence: null }) as ScoredItems;
 /** What waiting on an in-flight generation gives when its text stopped agreeing with what was typed. */
 const DIVERGED: unique symbol = Symbol('diverged');
-
-/**
- * The line below is warmed once the user has not typed for this long after an answer (typing runs at 100-200 ms a
- * key): on bench:pause's replay, warming at once after every answer at a line end took 20% more CPU on the
- * default model, nearly all of it abandoned by the next keystroke.
- */
-const WARM_AFTER_IDLE_MS = 200;
 
 /** How long an abandoned generation may run on, waiting for the next keystroke to pick it up. */
 export const REUSE_GRACE_MS = 300;
@@ -55,7 +48,7 @@ export class CompletionService {
   private inflight: InFlight | null = null;
   private prefetching: Promise<unknown> | null = null;
   /** The warm-up of the line below (warmLineBelow), aborted by the next model request. */
-  private warming: { abort: AbortController; done: Promise<unknown> } | null = null;
+  private readonly lineBelow: LineBelowWarmer;
   /** Set by close(): a retired backend's service sends nothing more (no request, no prefetch). */
   private closed = false;
   /** Per file: the last window start and the characters per token (so the next prompt reuses the cache and fits). */
@@ -74,6 +67,7 @@ export class CompletionService {
     this.repo = extras.repo;
     this.now = extras.now ?? (() => performance.now());
     this.files = new FilePromptMemory(() => this.model().charsPerToken);
+    this.lineBelow = new LineBelowWarmer(generator.warmAside?.bind(generator));
   }
 
   /**
@@ -238,7 +232,7 @@ export class CompletionService {
     if (template) options.stop = [...(options.stop ?? []), ...template.stopTokens];
 
     this.inflight?.abort();
-    this.warming?.abort.abort();
+    this.lineBelow.abort();
     const job = new InFlight(hash, ctx.linePrefix, REUSE_GRACE_MS);
     this.inflight = job;
     job.attach(signal);
@@ -339,29 +333,15 @@ export class CompletionService {
   }
 
   /**
-   * At the end of a line, while the user reads: the prompt of the line below, after Enter, prefilled into a
-   * cache kept beside the one in use (Generator.warmAside). Only when Enter would move the prompt's head (the
-   * FIM middle's anchor every few lines, or the window's start), which re-runs the whole suffix: hundreds of
-   * tokens, seconds on a 1.5B model. It starts once nothing was typed for WARM_AFTER_IDLE_MS; a keystroke on
-   * this line after that aborts it and comes back to its own prompt's cache. Not after a shown suggestion: its
+   * At the end of a line, while the user reads: the prompt of the line below, after Enter, prefilled beside the
+   * one in use (lineBelowWarmer.ts). Only when Enter would move the prompt's head (the FIM middle's anchor every
+   * few lines, or the window's start), which re-runs the whole suffix: hundreds of tokens, seconds on a 1.5B model.
+   * A keystroke on this line aborts it and comes back to its own prompt's cache. Not after a shown suggestion: its
    * prefetch (accepting it) is the likelier next step.
    */
   private warmLineBelow(req: CompletionRequest, ctx: DocumentContext): void {
-    const warmAside = this.generator.warmAside?.bind(this.generator);
-    if (!warmAside || this.closed || ctx.lineSuffix.trim() !== '') return;
-    this.warming?.abort.abort();
-    const abort = new AbortController();
-    // Nothing is computed until the user has stopped typing: until then a keystroke costs this timer alone.
-    const done = delay(WARM_AFTER_IDLE_MS, undefined, { signal: abort.signal })
-      .then(() => {
-        const prompt = this.lineBelowPrompt(req, ctx);
-        return prompt === null ? undefined : warmAside(prompt, { signal: abort.signal });
-      })
-      .catch(() => undefined) // aborted, or a warm-up that failed: the next request finds out for itself
-      .finally(() => {
-        if (this.warming?.abort === abort) this.warming = null;
-      });
-    this.warming = { abort, done };
+    if (this.closed || ctx.lineSuffix.trim() !== '') return;
+    this.lineBelow.schedule(() => this.lineBelowPrompt(req, ctx));
   }
 
   /** The prompt after Enter at the cursor, or null when it only grows at the end of the prompt at `ctx`. */
@@ -398,13 +378,13 @@ export class CompletionService {
   /** Resolves when the current prefetch (if any) is done: for tests and benchmarks. */
   async idle(): Promise<void> {
     await this.prefetching;
-    await this.warming?.done;
+    await this.lineBelow.idle();
   }
 
   /** Aborts whatever the model is doing for this service. */
   cancelAll(): void {
     this.inflight?.abort();
-    this.warming?.abort.abort();
+    this.lineBelow.abort();
   }
 
   /**

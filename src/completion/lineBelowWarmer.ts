@@ -1,0 +1,57 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Prompt } from '../engine/shared/prompt';
+import type { Generator } from './generator';
+
+/**
+ * The line below is warmed once the user has not typed for this long after an answer (typing runs at 100-200 ms a
+ * key): on bench:pause's replay, warming at once after every answer at a line end took 20% more CPU on the
+ * default model, nearly all of it abandoned by the next keystroke.
+ */
+export const WARM_AFTER_IDLE_MS = 200;
+
+/**
+ * At the end of a line, while the user reads: the prompt of the line below, after Enter, prefilled into a cache
+ * kept beside the one in use (Generator.warmAside). One warm-up at a time: a new one, or any request for the
+ * model, aborts the one before. Nothing is computed until the user has stopped typing: until then a keystroke
+ * costs a timer alone.
+ */
+export class LineBelowWarmer {
+  private warming: { abort: AbortController; done: Promise<unknown> } | null = null;
+
+  constructor(
+    private readonly warmAside: Generator['warmAside'],
+    private readonly idleMs = WARM_AFTER_IDLE_MS,
+  ) {}
+
+  /** Whether the backend can keep a second cache at all (a server's single slot cannot). */
+  get available(): boolean {
+    return this.warmAside !== undefined;
+  }
+
+  /** After idleMs, prefills what `prompt()` gives then (null: nothing worth warming). */
+  schedule(prompt: () => Prompt | null): void {
+    const warmAside = this.warmAside;
+    if (!warmAside) return;
+    this.abort();
+    const abort = new AbortController();
+    const done = delay(this.idleMs, undefined, { signal: abort.signal })
+      .then(() => {
+        const p = prompt();
+        return p === null ? undefined : warmAside(p, { signal: abort.signal });
+      })
+      .catch(() => undefined) // aborted, or a warm-up that failed: the next request finds out for itself
+      .finally(() => {
+        if (this.warming?.abort === abort) this.warming = null;
+      });
+    this.warming = { abort, done };
+  }
+
+  abort(): void {
+    this.warming?.abort.abort();
+  }
+
+  /** Resolves when the warm-up in progress (if any) has ended: for tests and benchmarks. */
+  async idle(): Promise<void> {
+    await this.warming?.done;
+  }
+}
