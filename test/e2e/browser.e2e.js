@@ -12,6 +12,8 @@
 //      the result is reviewed as a diff, inserted, and ends where the method ends
 //   7. Calibrate for This Workspace on 40 files of real code (calibrateStep.js): the progress notification,
 //      and the report opened as a Markdown preview, its numbers and plot on disk
+//   8. next edit through ghostline.nextEdit.serverUrl, answered by a stand-in llama.cpp server (nextEditStep.js):
+//      a rename in a signature, the proposal two lines down (screenshot), Tab jumps, Tab applies, saved
 // Not a `node --test` file (no .test.js suffix): run it with `node test/e2e/browser.e2e.js`.
 // Options: --vsix <file> install this package into the clean code-server profile and test it (what users
 //                       install; `npm test` passes the linux-x64 .vsix) instead of loading this folder
@@ -31,6 +33,7 @@ const cs = require('../../scripts/code-server');
 const { nbsp, openFile, pollFile, runCommand, sleep } = require('./ui');
 const { generateInBrowser } = require('./generateStep');
 const { calibrateInBrowser } = require('./calibrateStep');
+const { nextEditInBrowser, startNextEditServer } = require('./nextEditStep');
 
 /** @typedef {import('playwright-core').Page} Page */
 
@@ -180,6 +183,7 @@ async function main() {
   for (const f of ['e2e-ghost-text.png', 'e2e-accepted.png', 'e2e-generate-review.png', 'e2e-failure.png']) fs.rmSync(path.join(RESULTS, f), { force: true });
 
   if (VSIX && !fs.existsSync(VSIX)) throw new Error(`--vsix ${VSIX}: no such file (npm run package)`);
+  const nextEditServer = await startNextEditServer();
   const server = await cs.startCodeServer({
     label: 'e2e',
     quiet: true,
@@ -191,6 +195,7 @@ async function main() {
       'editor.formatOnType': false,
       'workbench.editor.enablePreview': false,
       ...(modelPath ? { 'ghostline.modelPath': modelPath } : {}),
+      ...(probe ? {} : { 'ghostline.nextEdit.enable': true, 'ghostline.nextEdit.serverUrl': nextEditServer.url }),
     },
   });
   mark(`code-server up (${server.url}, run folder ${path.relative(ROOT, server.runDir)})`);
@@ -306,6 +311,7 @@ async function main() {
       await knownBadShowsNothing(page, workspace);
       await generateInBrowser(page, workspace, mark, path.join(RESULTS, 'e2e-generate-review.png'));
       await calibrateInBrowser(page, workspace, ROOT, mark, path.join(RESULTS, 'e2e-calibration-report.png'));
+      await nextEditInBrowser(page, workspace, nextEditServer, mark, path.join(RESULTS, 'e2e-next-edit.png'));
     }
     return 0;
   } catch (err) {
@@ -316,6 +322,7 @@ async function main() {
   } finally {
     if (closeBrowser) await closeBrowser();
     await server.stop();
+    await nextEditServer.close();
     fs.writeFileSync(path.join(RESULTS, 'e2e-timings.json'), `${JSON.stringify(timings, null, 2)}\n`);
   }
 }
