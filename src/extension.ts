@@ -87,7 +87,7 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
       }),
     ),
     registerCommands({ client: engine, config, status, stats, loader, shared, router, log, context, enabled, nextEdit, nextEditEngine }),
-    feedEditHistory(editHistory),
+    feedEditHistory(editHistory, () => nextEdit.enabled()),
     nextEditEngine,
     nextEditDecorations,
     nextEdit,

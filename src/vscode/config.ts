@@ -82,12 +82,17 @@ export class Config {
     if (server?.workspaceValue !== undefined || server?.workspaceFolderValue !== undefined) {
       this.report('ghostline.nextEdit.serverUrl is ignored in workspace settings: set it in your user settings.');
     }
-    const serverUrl = typeof server?.globalValue === 'string' ? server.globalValue.trim().replace(/\/+$/, '') : '';
+    let serverUrl = typeof server?.globalValue === 'string' ? server.globalValue.trim().replace(/\/+$/, '') : '';
     if (serverUrl && !/^https?:\/\/[^/\s]+/.test(serverUrl)) {
       this.report(`ghostline.nextEdit.serverUrl must be an http:// or https:// URL, got "${serverUrl}"; ignored.`);
-      return { enable: this.values()['nextEdit.enable'] === true, modelPath: this.trustedPath('nextEdit.modelPath'), serverUrl: '' };
+      serverUrl = '';
     }
     return { enable: this.values()['nextEdit.enable'] === true, modelPath: this.trustedPath('nextEdit.modelPath'), serverUrl };
+  }
+
+  /** Whether next edit is on: one read, cheap enough for every keystroke (nextEdit() validates every setting). */
+  nextEditEnabled(): boolean {
+    return vscode.workspace.getConfiguration('ghostline').get<unknown>('nextEdit.enable') === true;
   }
 
   /** A folder setting; in an untrusted workspace, the workspace's own value is reported and ignored. */

@@ -17,14 +17,17 @@ function followed(doc: vscode.TextDocument): boolean {
 }
 
 /**
- * Feeds the edit history from the editor's change events. VS Code says where a change was and what was
- * inserted, not what it removed: the text of each open document (up to MAX_CHARS) is kept from before its next
- * change, so the first edit of a file is known too. A closed document is forgotten, and so is its text.
+ * Feeds the edit history from the editor's change events, while next edit is on (`active`): off, a keystroke
+ * costs nothing here. VS Code says where a change was and what was inserted, not what it removed: the text of
+ * each open document (up to MAX_CHARS) is kept from before its next change, so the first edit of a file is known
+ * too. A closed document is forgotten, and so is its text.
  */
-export function feedEditHistory(history: EditHistory): vscode.Disposable {
+export function feedEditHistory(history: EditHistory, active: () => boolean): vscode.Disposable {
   const before = new Map<string, string>();
   const remember = (doc: vscode.TextDocument) => {
-    if (followed(doc) && doc.getText().length <= MAX_CHARS) before.set(doc.uri.toString(), doc.getText());
+    if (!active() || !followed(doc)) return;
+    const text = doc.getText();
+    if (text.length <= MAX_CHARS) before.set(doc.uri.toString(), text);
   };
   // From the moment a document opens: an edit right after it is shown (before its editor is visible) is known too.
   for (const doc of vscode.workspace.textDocuments) remember(doc);
@@ -32,6 +35,10 @@ export function feedEditHistory(history: EditHistory): vscode.Disposable {
     vscode.workspace.onDidOpenTextDocument((doc) => remember(doc)),
     vscode.workspace.onDidChangeTextDocument((e) => {
       if (e.contentChanges.length === 0 || !followed(e.document)) return;
+      if (!active()) {
+        before.clear();
+        return;
+      }
       const key = e.document.uri.toString();
       const text = e.document.getText();
       const old = before.get(key);

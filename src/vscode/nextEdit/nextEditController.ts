@@ -108,8 +108,9 @@ export class NextEditController implements vscode.Disposable {
     return this.shown?.edits ?? [];
   }
 
-  private enabled(): boolean {
-    return this.override !== null || this.deps.config.nextEdit().enable;
+  /** Whether next edits are asked for at all (the history is fed only then). */
+  enabled(): boolean {
+    return this.override !== null || this.deps.config.nextEditEnabled();
   }
 
   private schedule(): void {
