@@ -1,23 +1,20 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readArchitecture } from './architecture';
+import { openCheckpointInput } from './checkpointInput';
 import { ConvertError } from './errors';
 import { writeLeanGraph } from './leanGraph';
 import { OnnxWriter, writeAll } from './onnxWriter';
-import { Checkpoint } from './safetensors';
+import type { TensorSource } from './tensorSource';
 import type { ConvertOptions, ConvertResult, Quant } from './types';
 import { moveFolderInto } from '../platform/folderSwap';
-
-/** Files copied as they are from the checkpoint folder (the tokenizer and config ones are required). */
-const REQUIRED = ['config.json', 'tokenizer.json'];
-const OPTIONAL = ['generation_config.json', 'tokenizer_config.json', 'special_tokens_map.json', 'LICENSE', 'LICENSE.txt', 'README.md'];
 /** Marks a folder still being written; such a folder is never listed or loaded as a model. */
 export const PARTIAL_SUFFIX = '.converting';
 
 export const ONNX_FILE_FOR: Record<Quant, string> = { q4: 'model_q4.onnx', int8: 'model_int8.onnx', fp32: 'model.onnx' };
 
 /**
- * Hugging Face checkpoint folder -> Ghostline model folder with the lean graph. Everything is written to
+ * Hugging Face checkpoint folder (or GGUF file) -> Ghostline model folder with the lean graph. Everything is written to
  * `<out>.converting` and renamed to `out` only when complete, so a cancel, an error or a full disk never
  * leaves a folder that looks like a model.
  */
@@ -34,17 +31,13 @@ export async function convertCheckpoint(opts: ConvertOptions): Promise<ConvertRe
   }
   if (!Number.isInteger(accuracyLevel) || accuracyLevel < 0 || accuracyLevel > 4)
     throw new ConvertError(out, `--accuracy-level must be 0-4, got ${accuracyLevel}`);
-  if (!fs.existsSync(from) || !fs.statSync(from).isDirectory()) throw new ConvertError(from, 'checkpoint folder not found');
-  for (const f of REQUIRED)
-    if (!fs.existsSync(path.join(from, f))) throw new ConvertError(path.join(from, f), 'missing: a checkpoint folder needs config.json and tokenizer.json');
+  const input = openCheckpointInput(from);
   if (fs.existsSync(out) && !fs.statSync(out).isDirectory()) throw new ConvertError(out, 'exists and is not a folder');
   if (fs.existsSync(out) && fs.readdirSync(out).length > 0) throw new ConvertError(out, 'already exists and is not empty');
 
-  const configPath = path.join(from, 'config.json');
-  const config = readJsonObject(configPath);
+  const { config, configPath } = input;
   const arch = readArchitecture(config, configPath);
-  validateTokenizer(path.join(from, 'tokenizer.json'));
-  const ck = Checkpoint.open(from);
+  const ck = input.openWeights();
   const work = out + PARTIAL_SUFFIX;
   const onnxName = ONNX_FILE_FOR[quant];
   let writer: OnnxWriter | undefined;
@@ -61,14 +54,11 @@ export async function convertCheckpoint(opts: ConvertOptions): Promise<ConvertRe
       opts.onProgress?.({ doneBytes: Math.min(doneBytes, totalBytes), totalBytes, tensor });
     };
     await writeLeanGraph(ck, arch, writer, { quant, blockSize, accuracyLevel, consumed });
-    for (const f of REQUIRED.concat(OPTIONAL)) {
-      const src = path.join(from, f);
-      if (fs.existsSync(src) && f !== 'config.json') fs.copyFileSync(src, path.join(work, f));
-    }
+    input.writeSideFiles(work);
     const ghostline = {
       ...((config.ghostline as object | undefined) ?? {}),
       graph: 'lean-v1',
-      converted: { quant, block_size: blockSize, accuracy_level: accuracyLevel, from: path.basename(from) },
+      converted: { quant, block_size: blockSize, accuracy_level: accuracyLevel, from: input.label },
     };
     writeAll(path.join(work, 'config.json'), Buffer.from(`${JSON.stringify({ ...config, ghostline }, null, 2)}\n`));
     if (opts.signal?.aborted) throw new ConvertError(out, 'conversion cancelled');
@@ -102,25 +92,8 @@ function removeQuietly(dir: string): void {
   }
 }
 
-function readJsonObject(file: string): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new ConvertError(file, `is not valid JSON (${(err as Error).message})`);
-  }
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new ConvertError(file, 'must hold a JSON object');
-  return v as Record<string, unknown>;
-}
-
-function validateTokenizer(file: string): void {
-  const tj = readJsonObject(file) as { model?: { vocab?: unknown } };
-  if (!tj.model || typeof tj.model !== 'object' || !tj.model.vocab)
-    throw new ConvertError(file, 'has no "model" with a "vocab": not a Hugging Face tokenizer.json');
-}
-
 /** Layers in the weights beyond config.json's num_hidden_layers would be dropped silently: a mismatched config. */
-function checkNoExtraLayers(ck: Checkpoint, layers: number, configPath: string): void {
+function checkNoExtraLayers(ck: TensorSource, layers: number, configPath: string): void {
   for (const name of ck.tensors.keys()) {
     const m = /^model\.layers\.(\d+)\./.exec(name);
     if (m && Number(m[1]) >= layers) {

@@ -3,7 +3,7 @@ import type { Architecture } from './architecture';
 import { ConvertError } from './errors';
 import { DT, type OnnxWriter } from './onnxWriter';
 import { quantizeRows, type Bits } from './quantize';
-import type { Checkpoint, TensorInfo } from './safetensors';
+import type { TensorInfo, TensorSource } from './tensorSource';
 import type { Quant } from './types';
 import { yieldToEventLoop } from '../engine/shared/yieldToEventLoop';
 
@@ -25,7 +25,7 @@ const MS = 'com.microsoft';
  * or (Skip)LayerNorm, grouped query heads folded into the rows of the score product (no KV expansion),
  * MatMulNBits weights (or fp32 MatMul), and logits of the last positions only.
  */
-export async function writeLeanGraph(ck: Checkpoint, a: Architecture, w: OnnxWriter, o: GraphOptions): Promise<void> {
+export async function writeLeanGraph(ck: TensorSource, a: Architecture, w: OnnxWriter, o: GraphOptions): Promise<void> {
   await new Builder(ck, a, w, o).build();
 }
 
@@ -34,7 +34,7 @@ class Builder {
   private readonly rep: number;
 
   constructor(
-    private readonly ck: Checkpoint,
+    private readonly ck: TensorSource,
     private readonly a: Architecture,
     private readonly w: OnnxWriter,
     private readonly o: GraphOptions,

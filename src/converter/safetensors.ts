@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { halfToFloat } from '../engine/model/half';
 import { ConvertError } from './errors';
+import { checkFinite, rowLength, type TensorInfo, type TensorSource } from './tensorSource';
 
 /**
  * A streaming reader of Hugging Face safetensors checkpoints (one file or a sharded set with its index).
@@ -17,15 +18,7 @@ const DTYPE_BYTES: Record<SafeDtype, number> = { F32: 4, F16: 2, BF16: 2 };
 /** Header bigger than this is not a checkpoint header (real ones are well under 1 MB). */
 const MAX_HEADER = 64 << 20;
 
-export interface TensorInfo {
-  name: string;
-  file: string;
-  dtype: SafeDtype;
-  shape: number[];
-  /** Absolute byte offset of the data in the file. */
-  offset: number;
-  bytes: number;
-}
+export type { TensorInfo } from './tensorSource';
 
 export class SafetensorsFile {
   private constructor(
@@ -55,7 +48,8 @@ export class SafetensorsFile {
   /** Rows [r0, r1) of a tensor seen as [rows, cols] (cols = the product of all dims after the first), as float32. */
   readRows(t: TensorInfo, r0: number, r1: number): Float32Array {
     const cols = rowLength(t.shape);
-    const size = DTYPE_BYTES[t.dtype];
+    const dtype = t.dtype as SafeDtype;
+    const size = DTYPE_BYTES[dtype];
     const n = (r1 - r0) * cols;
     const raw = new Uint8Array(n * size);
     const at = t.offset + r0 * cols * size;
@@ -65,10 +59,8 @@ export class SafetensorsFile {
       if (k === 0) throw new ConvertError(this.file, `ends inside tensor "${t.name}" (truncated file?)`);
       got += k;
     }
-    const v = toFloat32(raw, t.dtype, n);
-    for (let i = 0; i < n; i++) {
-      if (!Number.isFinite(v[i])) throw new ConvertError(this.file, `tensor "${t.name}" holds a non-finite value (NaN or infinity): a corrupt checkpoint`);
-    }
+    const v = toFloat32(raw, dtype, n);
+    checkFinite(v, this.file, t.name, (file, detail) => new ConvertError(file, detail));
     return v;
   }
 
@@ -78,7 +70,7 @@ export class SafetensorsFile {
 }
 
 /** All tensors of a checkpoint folder, across shards. */
-export class Checkpoint {
+export class Checkpoint implements TensorSource {
   private constructor(
     readonly dir: string,
     private readonly files: SafetensorsFile[],
@@ -144,10 +136,6 @@ export class Checkpoint {
   close(): void {
     for (const f of this.files) f.close();
   }
-}
-
-export function rowLength(shape: number[]): number {
-  return shape.slice(1).reduce((a, b) => a * b, 1);
 }
 
 function readHeader(file: string, fd: number): { tensors: Map<string, TensorInfo>; unsupported: Map<string, string> } {
@@ -225,7 +213,7 @@ function shardNames(index: string, dir: string): string[] {
 let f16Table: Float32Array | null = null;
 
 /** float16 bits -> float32, by table (256 KB, built once). */
-function halfTable(): Float32Array {
+export function halfTable(): Float32Array {
   f16Table ??= Float32Array.from({ length: 65536 }, (_, h) => halfToFloat(h));
   return f16Table;
 }

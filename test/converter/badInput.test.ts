@@ -506,7 +506,7 @@ describe('CLI', () => {
     const out = path.join(root, `out-${serial++}`);
     const r = spawnSync(process.execPath, [CLI, 'convert', '--from', path.join(root, 'nope'), '--out', out], { encoding: 'utf8' });
     assert.notEqual(r.status, 0);
-    assert.match(r.stderr, /nope: checkpoint folder not found/);
+    assert.match(r.stderr, /nope: checkpoint folder or GGUF file not found/);
     assertNothingLeft(out);
   });
 });

@@ -310,14 +310,21 @@ PRESET_REGEXES = {
     "llama-bpe": "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
 }
 
+# DeepSeek-Coder's tokenizer.json: four Split steps, then digits one by one, then ByteLevel without its regex.
+DEEPSEEK_CODER_SPLITS = ["[\\r\\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", "[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+"]
+
 
 def pre_tokenizer(tok: dict) -> tuple[str, str | None]:
     """llama.cpp's preset for the tokenizer's pre-tokenizer, and the regex no preset matches (None when one does)."""
     pre = tok.get("pre_tokenizer") or {}
     parts = pre.get("pretokenizers", [pre]) if pre.get("type") == "Sequence" else [pre]
     regexes = [p["pattern"]["Regex"] for p in parts if p.get("type") == "Split" and "Regex" in p.get("pattern", {})]
+    digits = any(p.get("type") == "Digits" and p.get("individual_digits") for p in parts)
     if not regexes and any(p.get("type") == "ByteLevel" and p.get("use_regex", True) for p in parts):
-        return "gpt-2", None  # GPT-2's own regex inside ByteLevel
+        # GPT-2's own regex inside ByteLevel; StarCoder's and SmolLM's split digits one by one first
+        return ("smollm" if digits else "gpt-2"), None
+    if regexes == DEEPSEEK_CODER_SPLITS and digits:
+        return "deepseek-coder", None
     if len(regexes) == 1:
         for name, regex in PRESET_REGEXES.items():
             if regexes[0] == regex:
@@ -389,6 +396,12 @@ def export(model_dir: str, out: str, safetensors: str | None = None, q8: bool = 
     merges = [m if isinstance(m, str) else " ".join(m) for m in tok["model"].get("merges", [])]
     eos = gen.get("eos_token_id", cfg.get("eos_token_id", 0))
     eos = eos[0] if isinstance(eos, list) else eos
+    tok_cfg_path = os.path.join(model_dir, "tokenizer_config.json")
+    tok_cfg = json.load(open(tok_cfg_path)) if os.path.exists(tok_cfg_path) else {}
+    bos_token = tok_cfg.get("bos_token")
+    bos_text = bos_token.get("content") if isinstance(bos_token, dict) else bos_token
+    bos = vocab.get(bos_text, eos) if bos_text else eos
+    add_bos = bool(tok_cfg.get("add_bos_token", False)) and bos_text in vocab
     w.add("tokenizer.ggml.model", T_STRING, "gpt2")
     preset, unmatched = pre_tokenizer(tok)
     w.add("tokenizer.ggml.pre", T_STRING, preset)
@@ -396,8 +409,8 @@ def export(model_dir: str, out: str, safetensors: str | None = None, q8: bool = 
     w.add_array("tokenizer.ggml.token_type", T_INT32, types)
     w.add_array("tokenizer.ggml.merges", T_STRING, merges)
     w.add("tokenizer.ggml.eos_token_id", T_UINT32, eos)
-    w.add("tokenizer.ggml.bos_token_id", T_UINT32, eos)
-    w.add("tokenizer.ggml.add_bos_token", T_BOOL, False)
+    w.add("tokenizer.ggml.bos_token_id", T_UINT32, bos)
+    w.add("tokenizer.ggml.add_bos_token", T_BOOL, add_bos)
 
     def add(gg: str, hf: str, transform=None) -> None:
         if hf not in st:
