@@ -78,6 +78,21 @@ function ensureBinary() {
   return BINARY;
 }
 
+const QUANTIZE = path.join(BUILD, 'build', 'bin', 'llama-quantize');
+
+/**
+ * Path of a built llama-quantize (llama.cpp's own quantizer, the tool that writes the K-quant GGUF files users
+ * download), built into the same build folder as llama-server: only its own sources compile.
+ */
+function ensureQuantize() {
+  if (fs.existsSync(QUANTIZE)) return QUANTIZE;
+  ensureBinary();
+  const log = path.join(BUILD, 'build.log');
+  runLogged('cmake', ['--build', path.join(BUILD, 'build'), '--target', 'llama-quantize', `-j${Math.max(1, os.cpus().length)}`], log);
+  if (!fs.existsSync(QUANTIZE)) throw new Error(`the build finished without ${QUANTIZE}`);
+  return QUANTIZE;
+}
+
 /**
  * The shipped default model as GGUF (from its model.safetensors), cached by a hash of the weights: every clone
  * of the same model shares one file, and files of other weights (an older model) are removed when a new one is
@@ -178,6 +193,6 @@ function freePort() {
   });
 }
 
-module.exports = { ensureBinary, ensureGguf, startLlamaServer, BINARY };
+module.exports = { ensureBinary, ensureGguf, ensureQuantize, startLlamaServer, BINARY };
 
-if (require.main === module) console.log(ensureBinary());
+if (require.main === module) console.log(process.argv[2] === '--quantize' ? ensureQuantize() : ensureBinary());

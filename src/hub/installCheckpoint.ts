@@ -9,11 +9,12 @@ import { downloadModel, MANIFEST, modelDir, type DownloadModelOptions, type Down
 import { HubError, isHubError } from './hubErrors';
 import { resolveEndpoint } from './hubClient';
 import { listInstalledModels } from './installedModels';
-import { checkpointFiles, commonFiles, SAFETENSORS_FILE, SAFETENSORS_INDEX, type ModelFile } from './recommended';
+import { checkpointFiles, commonFiles, ggufFiles, SAFETENSORS_FILE, SAFETENSORS_INDEX, type ModelFile } from './recommended';
 import { shardNamesFromIndex } from './shardIndex';
 
 /**
- * Download a Hugging Face safetensors checkpoint and convert it to a Ghostline model folder, no `vscode` import:
+ * Download a Hugging Face safetensors checkpoint (or one GGUF file of a repo) and convert it to a Ghostline model
+ * folder, no `vscode` import:
  * 1. config/tokenizer files and the shard index (when the repo has one) into `<storage>/checkpoints/<owner>--<name>/`;
  * 2. the weights: `model.safetensors`, or the shards the index names (checked to stay inside the repo);
  *    both steps through downloader.ts (resume, sha256, progress, cancel);
@@ -33,6 +34,11 @@ export type InstallProgress =
 export type Converter = (opts: ConvertOptions) => Promise<ConvertResult>;
 
 export interface InstallCheckpointOptions extends Omit<DownloadModelOptions, 'files' | 'destDir' | 'onProgress'> {
+  /**
+   * A GGUF file in the repo (`sweep-next-edit-1.5b.q8_0.v2.gguf`): that file is downloaded (with the repo's
+   * tokenizer.json when it has one) and converted, instead of safetensors weights.
+   */
+  gguf?: string;
   /** Weight format of the converted model (the converter's default, q4, when unset). */
   quant?: Quant;
   onProgress?: (p: InstallProgress) => void;
@@ -63,7 +69,7 @@ export interface InstallCheckpointResult {
 
 /** The manifest of a converted folder: the checkpoint it came from and how it was converted. */
 interface ConvertedManifest extends ModelManifest {
-  converted: { from: 'safetensors'; quant: Quant; modelType: string; seconds: number };
+  converted: { from: 'safetensors' | 'gguf'; quant: Quant; modelType: string; seconds: number };
 }
 
 /** A conversion that failed (not cancelled): the converter's message, and where the checkpoint is kept. */
@@ -87,6 +93,13 @@ function listFiles(dir: string, rel = ''): { path: string; size: number }[] {
     else if (e.isFile()) out.push({ path: r, size: fs.statSync(path.join(dir, r)).size });
   }
   return out.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/** Downloads one GGUF file of the repo and, where the repo has them, its tokenizer files (used instead of the rebuilt ones). */
+async function downloadGguf(dl: Omit<DownloadModelOptions, 'files'>, file: string, onProgress?: (p: InstallProgress) => void): Promise<{ commit?: string }> {
+  onProgress?.({ stage: 'resolve' });
+  const res = await downloadModel({ ...dl, files: ggufFiles(file), onProgress: (p) => onProgress?.({ stage: 'download', download: p }) });
+  return { commit: res.commit };
 }
 
 /** Downloads the checkpoint's files; returns the commit and the weight files fetched. */
@@ -115,7 +128,10 @@ async function downloadCheckpoint(dl: Omit<DownloadModelOptions, 'files'>, onPro
 
 /** Downloads (or resumes) a checkpoint and converts it; resolves with the converted model folder. */
 export async function installCheckpoint(opts: InstallCheckpointOptions): Promise<InstallCheckpointResult> {
-  const { quant, onProgress, convert = convertCheckpoint, ...hub } = opts;
+  const { quant, onProgress, convert = convertCheckpoint, gguf, ...hub } = opts;
+  if (gguf !== undefined && (!gguf.toLowerCase().endsWith('.gguf') || gguf.includes('..') || gguf.startsWith('/'))) {
+    throw new HubError('not_found', `${opts.repo}: ${JSON.stringify(gguf)} is not a .gguf file of the repo`, { repo: opts.repo });
+  }
   const revision = opts.revision ?? 'main';
   const out = path.resolve(modelDir(opts.storageDir, opts.repo));
   const ckDir = checkpointDir(opts.storageDir, opts.repo);
@@ -127,7 +143,8 @@ export async function installCheckpoint(opts: InstallCheckpointOptions): Promise
     throw new ConvertFailedError(`${out} is the model in use and would be replaced: select another model, then download ${opts.repo} again`, ckDir);
   }
 
-  const { commit } = await downloadCheckpoint({ ...hub, revision, destDir: ckDir }, onProgress);
+  const dl = { ...hub, revision, destDir: ckDir };
+  const { commit } = gguf ? await downloadGguf(dl, gguf, onProgress) : await downloadCheckpoint(dl, onProgress);
 
   const work = convertingDir(opts.storageDir, opts.repo);
   const tmpOut = path.join(work, 'model');
@@ -146,7 +163,7 @@ export async function installCheckpoint(opts: InstallCheckpointOptions): Promise
       endpoint: resolveEndpoint(opts.endpoint, opts.env),
       downloadedAt: new Date().toISOString(),
       files: listFiles(tmpOut),
-      converted: { from: 'safetensors', quant: converted.quant, modelType: converted.modelType, seconds: converted.seconds },
+      converted: { from: gguf ? 'gguf' : 'safetensors', quant: converted.quant, modelType: converted.modelType, seconds: converted.seconds },
     };
     fs.writeFileSync(path.join(tmpOut, MANIFEST), JSON.stringify(manifest, null, 2));
     // Not an installed model (checked above): a leftover, replaced whole or (a file in it locked) not at all.

@@ -40,6 +40,10 @@ export interface RecommendedModel {
    * `model.safetensors` or the shards its index names.
    */
   kind: 'onnx' | 'checkpoint';
+  /** Checkpoints published as GGUF: the one file of the repo to download and convert. */
+  gguf?: string;
+  /** What the model is for: completions at the cursor (the default) or next edits (`ghostline.nextEdit.modelPath`). */
+  purpose?: 'completions' | 'next-edit';
 }
 
 /** The tokenizer and config files every model folder needs (generation_config.json is optional). */
@@ -57,6 +61,11 @@ export const SAFETENSORS_INDEX = 'model.safetensors.index.json';
  */
 export function checkpointFiles(): ModelFile[] {
   return [...commonFiles(), { path: SAFETENSORS_INDEX, optional: true }];
+}
+
+/** What a GGUF download fetches: the file, and the repo's own tokenizer files where it has them. */
+export function ggufFiles(file: string): ModelFile[] {
+  return [{ path: file }, { path: 'tokenizer.json', optional: true }, { path: 'tokenizer_config.json', optional: true }];
 }
 
 const MB = 1_000_000;
@@ -151,9 +160,47 @@ const CHECKPOINTS: readonly RecommendedModel[] = [
   },
 ];
 
-/** Checkpoints first (converted here, base models with FIM), then ready ONNX exports. */
+/**
+ * Models trained for next edits, in the prompt format Ghostline speaks (src/completion/nextEdit/sweepPrompt.ts).
+ * Sweep publishes them only as GGUF (Q8_0): the file is downloaded and converted here like a checkpoint
+ * (src/converter/gguf/). The file names are those that llama.cpp setups and Nix derivations (with hashes) name
+ * for these repos; the hub listing itself was not reachable from here, so they are marked unverified.
+ */
+const NEXT_EDIT: readonly RecommendedModel[] = [
+  {
+    repo: 'sweepai/sweep-next-edit-0.5B',
+    revision: 'main',
+    label: 'Sweep next-edit 0.5B (GGUF Q8_0, converted to q4)',
+    files: ggufFiles('sweep-next-edit-0.5b.q8_0.gguf'),
+    gguf: 'sweep-next-edit-0.5b.q8_0.gguf',
+    approxBytes: 531 * MB,
+    license: 'see the model card',
+    description: 'Proposes the edit that follows yours, anywhere near the cursor (Qwen2.5-Coder 0.5B fine-tune). For ghostline.nextEdit.',
+    fim: false,
+    verified: 'unverified',
+    kind: 'checkpoint',
+    purpose: 'next-edit',
+  },
+  {
+    repo: 'sweepai/sweep-next-edit-1.5B',
+    revision: 'main',
+    label: 'Sweep next-edit 1.5B (GGUF Q8_0, converted to q4)',
+    files: ggufFiles('sweep-next-edit-1.5b.q8_0.v2.gguf'),
+    gguf: 'sweep-next-edit-1.5b.q8_0.v2.gguf',
+    approxBytes: 1650 * MB,
+    license: 'see the model card',
+    description: 'Better next edits than the 0.5B, about 3x slower on a CPU (Qwen2.5-Coder 1.5B fine-tune). For ghostline.nextEdit.',
+    fim: false,
+    verified: 'unverified',
+    kind: 'checkpoint',
+    purpose: 'next-edit',
+  },
+];
+
+/** Checkpoints first (converted here, base models with FIM), then next-edit models, then ready ONNX exports. */
 export const RECOMMENDED_MODELS: readonly RecommendedModel[] = [
   ...CHECKPOINTS,
+  ...NEXT_EDIT,
   {
     // Listing seen (onnx/ at commit cdfe1d2, Nov 2024): model.onnx + .onnx_data (fp32), model_fp16, model_int8,
     // model_q4 (862 MB: int4 MatMuls, fp32 embeddings), model_q4f16, model_quantized (639 MB, int8), model_uint8,

@@ -5,7 +5,8 @@ import { childProcessConverter } from '../hub/childProcessConverter';
 import { formatBytes, formatDuration } from '../hub/format';
 import { installCheckpoint, type InstallProgress } from '../hub/installCheckpoint';
 import { hubAccess } from './hubAccess';
-import { type DownloadRequest, type ModelCommandDeps, offerModel, progressMessage, storageDir, withInstallProgress } from './installFlow';
+import { findRecommended } from '../hub/recommended';
+import { type DownloadRequest, type ModelCommandDeps, offerModel, offerNextEditModel, progressMessage, storageDir, withInstallProgress } from './installFlow';
 
 function checkpointMessage(p: InstallProgress): string {
   if (p.stage === 'resolve') return "Reading the checkpoint's file list…";
@@ -29,6 +30,7 @@ export async function checkpointCommand(
   req: DownloadRequest & { revision: string },
 ): Promise<string | undefined> {
   const { repo, revision } = req;
+  const recommended = findRecommended(repo);
   const hub = await hubAccess(context);
   if (!hub) return undefined;
   const { endpoint, token } = hub;
@@ -37,6 +39,7 @@ export async function checkpointCommand(
   const res = await withInstallProgress(context, deps, `Ghostline: ${repo}`, { repo, revision }, hub, (transfer, report) =>
     installCheckpoint({
       ...transfer,
+      gguf: recommended?.gguf,
       // A child process: the conversion must not block the extension host (progress, Cancel).
       convert: deps.convert ?? childProcessConverter(path.join(context.extensionPath, 'dist', 'cli.js')),
       inUse: deps.modelInUse,
@@ -51,7 +54,11 @@ export async function checkpointCommand(
       : `converted ${repo}@${revision} (${res.commit ?? 'commit unknown'}) to ${res.dir}: ${formatBytes(res.modelBytes)} in ${formatDuration(secs)}; checkpoint ${formatBytes(res.checkpointBytes)} in ${res.checkpointDir}`,
   );
   const what = res.reused ? 'is already converted' : 'is converted and ready';
-  await offerModel(deps, res.dir, `Ghostline: ${repo} ${what} (${formatBytes(res.modelBytes)}). Use it for completions?`, req.use);
+  if (recommended?.purpose === 'next-edit') {
+    await offerNextEditModel(res.dir, `Ghostline: ${repo} ${what} (${formatBytes(res.modelBytes)}). Use it for next edits?`, req.use);
+  } else {
+    await offerModel(deps, res.dir, `Ghostline: ${repo} ${what} (${formatBytes(res.modelBytes)}). Use it for completions?`, req.use);
+  }
   if (!res.reused && res.checkpointBytes > 0) await offerToDeleteCheckpoint(context, deps, repo, res.checkpointDir, res.checkpointBytes, req.deleteCheckpoint);
   return res.dir;
 }

@@ -48,7 +48,12 @@ async function pickModel(context: vscode.ExtensionContext): Promise<{ repo: stri
   const items: ModelPick[] = [];
   let section: string | undefined;
   for (const m of RECOMMENDED_MODELS) {
-    const heading = m.kind === 'checkpoint' ? 'Base models: downloaded as checkpoints, converted on this machine' : 'Ready ONNX exports';
+    const heading =
+      m.purpose === 'next-edit'
+        ? 'Next-edit models (ghostline.nextEdit): GGUF files converted on this machine'
+        : m.kind === 'checkpoint'
+          ? 'Base models: downloaded as checkpoints, converted on this machine'
+          : 'Ready ONNX exports';
     if (heading !== section) {
       section = heading;
       items.push({ label: heading, kind: vscode.QuickPickItemKind.Separator });

@@ -100,6 +100,18 @@ export async function offerModel(deps: ModelCommandDeps, dir: string, question: 
   if (use) await switchToModel(dir, deps);
 }
 
+/**
+ * Asks "Use it for next edits?" (unless the request already says) and on yes points `ghostline.nextEdit.modelPath`
+ * (user settings) at the folder and turns next edits on: the user chose a model made for them.
+ */
+export async function offerNextEditModel(dir: string, question: string, use: boolean | undefined): Promise<void> {
+  if (use === undefined) use = (await vscode.window.showInformationMessage(question, 'Use for Next Edits', 'Not Now')) === 'Use for Next Edits';
+  if (!use) return;
+  const cfg = vscode.workspace.getConfiguration('ghostline.nextEdit');
+  await cfg.update('modelPath', dir, vscode.ConfigurationTarget.Global);
+  await cfg.update('enable', true, vscode.ConfigurationTarget.Global);
+}
+
 /** Points `ghostline.modelPath` (user settings) at a folder; clears a user-level `modelFile` that belongs to the old model. */
 async function switchToModel(dir: string, deps: ModelCommandDeps): Promise<void> {
   const cfg = vscode.workspace.getConfiguration('ghostline');

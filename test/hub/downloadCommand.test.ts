@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
 import type { ConvertOptions, ConvertResult } from '../../src/converter/types';
+import { ROOT } from '../helpers';
 import { startForwardProxy } from '../net/forwardProxy';
 import { closedPort, fakeCheckpointFiles, fakeModelFiles, startFakeHub, type FakeHub } from './fakeHub';
 
@@ -108,6 +109,7 @@ const hubAccess: typeof import('../../src/vscode/hubAccess') = require('../../sr
 const QWEN = 'onnx-community/Qwen2.5-Coder-0.5B-Instruct';
 const QWEN_BASE = 'Qwen/Qwen2.5-Coder-0.5B';
 const DEEPSEEK_BASE = 'deepseek-ai/deepseek-coder-1.3b-base';
+const SWEEP_SMALL = 'sweepai/sweep-next-edit-0.5B';
 
 /** Stands in for src/converter/convert.ts: a config and an ONNX file in `out`, with progress. */
 const converted: ConvertOptions[] = [];
@@ -134,6 +136,8 @@ before(async () => {
     'acme/no-onnx': { files: { 'config.json': Buffer.from('{}'), 'tokenizer.json': Buffer.from('{}'), 'model.safetensors': Buffer.alloc(10) } },
     [QWEN_BASE]: { files: fakeCheckpointFiles({ floats: 30_000 }) },
     [DEEPSEEK_BASE]: { files: { ...fakeModelFiles(1000, 6), 'pytorch_model.bin': Buffer.alloc(3000) } },
+    // A real (tiny) qwen2 GGUF under the name the recommended entry downloads.
+    [SWEEP_SMALL]: { files: { 'sweep-next-edit-0.5b.q8_0.gguf': fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'gguf', 'qwen2-q8_0.gguf')) } },
   });
 });
 after(() => {
@@ -302,11 +306,16 @@ test('the picker lists the checkpoints first, under their own heading, then the 
   assert.equal(seen[0].kind, -1);
   assert.match(seen[0].label, /checkpoints, converted on this machine/);
   assert.equal(seen[1].repo, QWEN_BASE);
+  const nextEditHeading = seen.findIndex((i) => i.kind === -1 && /Next-edit models/.test(i.label));
   const onnxHeading = seen.findIndex((i) => i.kind === -1 && /ONNX/.test(i.label));
-  assert.ok(onnxHeading > 6, `${onnxHeading}`);
+  assert.ok(nextEditHeading > 6 && onnxHeading > nextEditHeading, `${nextEditHeading} ${onnxHeading}`);
   assert.deepEqual(
-    seen.slice(1, onnxHeading).map((i) => i.repo),
+    seen.slice(1, nextEditHeading).map((i) => i.repo),
     ['Qwen/Qwen2.5-Coder-0.5B', 'Qwen/Qwen2.5-Coder-1.5B', 'HuggingFaceTB/SmolLM2-135M', 'HuggingFaceTB/SmolLM2-360M', DEEPSEEK_BASE, 'bigcode/starcoder2-3b'],
+  );
+  assert.deepEqual(
+    seen.slice(nextEditHeading + 1, onnxHeading).map((i) => i.repo),
+    [SWEEP_SMALL, 'sweepai/sweep-next-edit-1.5B'],
   );
   assert.equal(seen[onnxHeading + 1].repo, QWEN);
 });
@@ -356,4 +365,19 @@ test('a checkpoint repo with only pytorch_model.bin is explained', async () => {
   assert.match(String(calls.find((c) => c.fn === 'error')?.args[0]), /this repo has no safetensors weights; Ghostline converts only safetensors/);
   assert.equal(converted.length, 0);
   assert.deepEqual(cmd.installedModelItems(context), []);
+});
+
+test('a next-edit model: its GGUF downloaded and converted, then set as the next-edit model (not for completions)', async () => {
+  const { convertCheckpoint } = await import('../../src/converter/convert');
+  quickPick = (items) => items.find((i) => i.repo === SWEEP_SMALL);
+  infoAnswer = ['Use for Next Edits', 'Keep'];
+  const dir = await cmd.downloadModelCommand(context, { log, convert: convertCheckpoint });
+  assert.equal(dir, path.join(storage, 'models', 'sweepai--sweep-next-edit-0.5B'));
+  assert.ok(fs.existsSync(path.join(dir!, 'onnx', 'model_q4.onnx')));
+  assert.ok(fs.existsSync(path.join(storage, 'checkpoints', 'sweepai--sweep-next-edit-0.5B', 'sweep-next-edit-0.5b.q8_0.gguf')));
+  const question = calls.find((c) => c.fn === 'info' && /Use it for next edits\?$/.test(String(c.args[0])));
+  assert.ok(question, 'asked about next edits');
+  assert.deepEqual(calls.find((c) => c.fn === 'update' && c.args[0] === 'ghostline.nextEdit.modelPath')?.args, ['ghostline.nextEdit.modelPath', dir, 1]);
+  assert.deepEqual(calls.find((c) => c.fn === 'update' && c.args[0] === 'ghostline.nextEdit.enable')?.args, ['ghostline.nextEdit.enable', true, 1]);
+  assert.ok(!calls.some((c) => c.fn === 'update' && c.args[0] === 'ghostline.modelPath'), 'the completion model is left alone');
 });

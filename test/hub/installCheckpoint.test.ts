@@ -371,3 +371,38 @@ for (const [fixture, how] of [
     await session.release();
   });
 }
+
+// A repo that publishes only a GGUF file (Sweep's next-edit models): that file is fetched, nothing else is asked for
+// but the optional tokenizer files, and the real converter turns it into a listed model.
+test('a GGUF repo: the one .gguf file is downloaded and converted; the tokenizer comes from its metadata', async () => {
+  const { convertCheckpoint } = await import('../../src/converter/convert');
+  const repo = 'acme/next-edit-gguf';
+  const gguf = path.join(ROOT, 'test', 'fixtures', 'gguf', 'qwen2-q8_0.gguf');
+  hub.repos.set(repo, { files: { 'model.q8_0.gguf': fs.readFileSync(gguf), 'model.f16.gguf': Buffer.alloc(100, 1), 'README.md': Buffer.from('# card\n') } });
+  const res = await installCheckpoint({ ...base(), repo, gguf: 'model.q8_0.gguf', convert: convertCheckpoint });
+  assert.deepEqual(
+    filesUnder(checkpointDir(storage, repo)).filter((f) => !f.startsWith('.') && f !== MANIFEST),
+    ['model.q8_0.gguf'],
+  );
+  assert.ok(!hub.log.some((r) => r.url.includes('model.f16.gguf') || r.url.includes('README')), 'no other file is fetched');
+  const [m] = listInstalledModels(storage);
+  assert.equal(m.dir, res.dir);
+  assert.ok(m.onnxFiles.includes('onnx/model_q4.onnx'), m.onnxFiles.join(', '));
+  const manifest = JSON.parse(fs.readFileSync(path.join(res.dir, MANIFEST), 'utf8'));
+  assert.equal(manifest.converted.from, 'gguf');
+  const tokenizer = JSON.parse(fs.readFileSync(path.join(res.dir, 'tokenizer.json'), 'utf8'));
+  assert.ok(
+    tokenizer.added_tokens.some((t: { content: string }) => t.content === '<|file_sep|>'),
+    'the rebuilt tokenizer has the next-edit format token',
+  );
+});
+
+test('a GGUF repo without the named file: a clear not-found, nothing converted', async () => {
+  const repo = 'acme/next-edit-missing';
+  hub.repos.set(repo, { files: { 'other.gguf': Buffer.alloc(10) } });
+  const conv = fakeConverter();
+  const e = await rejects(installCheckpoint({ ...base(), repo, gguf: 'model.q8_0.gguf', convert: conv.convert }), HubError, /model\.q8_0\.gguf/);
+  assert.equal(e.kind, 'not_found');
+  assert.equal(conv.calls.length, 0);
+  assertNothingListed();
+});

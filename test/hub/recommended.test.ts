@@ -10,7 +10,7 @@ import { parseRepoRef, repoIdProblem, resolveUrl } from '../../src/hub/repoRef';
 import { sha256FromEtag } from '../../src/hub/responseHeaders';
 import { listInstalledModels, listPartialDownloads, removeInstalledModel } from '../../src/hub/installedModels';
 import { pickOnnxFile } from '../../src/engine/model/modelFolder';
-import { externalDataFiles, findRecommended, pickModelFiles, RECOMMENDED_MODELS, SAFETENSORS_INDEX } from '../../src/hub/recommended';
+import { externalDataFiles, findRecommended, ggufFiles, pickModelFiles, RECOMMENDED_MODELS, SAFETENSORS_INDEX } from '../../src/hub/recommended';
 
 test('recommended models are well formed', () => {
   assert.ok(RECOMMENDED_MODELS.length >= 3);
@@ -26,6 +26,14 @@ test('recommended models are well formed', () => {
     assert.ok(m.revision === 'main' || /^[0-9a-f]{40}$/.test(m.revision), m.revision);
     const paths = m.files.map((f) => f.path);
     assert.equal(new Set(paths).size, paths.length, `${m.repo}: a file listed twice`);
+    if (m.gguf) {
+      // A GGUF checkpoint: that one file (its config and vocabulary are inside), the repo's tokenizer when it has one.
+      assert.equal(m.kind, 'checkpoint');
+      assert.match(m.gguf, /^[\w.-]+\.gguf$/, m.repo);
+      assert.deepEqual(m.files, ggufFiles(m.gguf));
+      assert.match(m.label, /GGUF .*converted/, `${m.repo}: the label says it is a GGUF converted here`);
+      continue;
+    }
     for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) assert.ok(paths.includes(f), `${m.repo} ${f}`);
     if (m.kind === 'onnx') {
       // One ONNX file, the one the entry's label names the format of.
