@@ -16,6 +16,8 @@ const NODE_LLAMA_CPP = '3.22.1';
 const CACHE = process.env.GHOSTLINE_CACHE || path.join(os.homedir(), '.cache', 'ghostline');
 const BUILD = path.join(CACHE, `llama-server-${NODE_LLAMA_CPP}`);
 const BINARY = path.join(BUILD, 'build', 'bin', 'llama-server');
+/** The llama.cpp source tree the binaries are built from (its gguf-py is llama.cpp's own GGUF reader). */
+const LLAMA_SOURCE = path.join(BUILD, 'src');
 
 /** @param {string} cmd @param {string[]} args @param {import('node:child_process').SpawnSyncOptions} [opts] */
 function run(cmd, args, opts = {}) {
@@ -193,6 +195,6 @@ function freePort() {
   });
 }
 
-module.exports = { ensureBinary, ensureGguf, ensureQuantize, startLlamaServer, BINARY };
+module.exports = { ensureBinary, ensureGguf, ensureQuantize, startLlamaServer, BINARY, LLAMA_SOURCE };
 
 if (require.main === module) console.log(process.argv[2] === '--quantize' ? ensureQuantize() : ensureBinary());
