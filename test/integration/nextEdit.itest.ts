@@ -9,7 +9,7 @@ import type { Generator } from '../../src/completion/generator';
 import { cancelledResult } from '../../src/engine/shared/cancelledResult';
 import { promptText } from '../../src/engine/shared/prompt';
 import type { GhostlineApi } from '../../src/extension';
-import { EXTENSION_ID, activeApi, openAt } from './editorHelpers';
+import { EXTENSION_ID, activeApi, openAt, sleep } from './editorHelpers';
 import { after, assert, before, test, waitFor } from './harness';
 
 let api: GhostlineApi;
@@ -119,4 +119,25 @@ test('next edit: Tab and Esc are bound only while a next edit is shown, and neve
     assert.match(k.when, /ghostline\.nextEditShown/);
     assert.match(k.when, /!inlineSuggestionVisible/);
   }
+});
+
+test('next edit: the history keeps a file’s edits across a save and through typing in a clean file, and drops them when the file is reverted', async () => {
+  // A generator that proposes nothing: only the history is looked at here.
+  api.nextEdit.useGenerator(scripted((w) => w, []));
+  const file = 'next_edit_revert.py';
+  const editor = await openAt(file, FILE, 'def area(width, ');
+  const history = api.nextEdit.history;
+  const edited = () => history.latestEdit(file) !== undefined;
+  await editor.edit((b) => b.replace(new vscode.Range(0, 16, 0, 22), 'depth'));
+  await waitFor(edited, 'the rename is in the history', 5_000);
+  assert.ok(await editor.document.save());
+  const saved = editor.document.getText();
+  await sleep(500); // the dirty flag's own change event comes after the save
+  assert.ok(edited(), 'a save keeps the history');
+  // Typing into the clean, saved file: an edit like any other.
+  await editor.edit((b) => b.insert(new vscode.Position(2, 0), '    # checked\n'));
+  await waitFor(() => history.latestEdit(file)?.insertedText === '    # checked\n', 'the edit after the save is recorded', 5_000);
+  await vscode.commands.executeCommand('workbench.action.files.revert');
+  await waitFor(() => !editor.document.isDirty && !edited(), `the reverted file's edits are dropped (${JSON.stringify(history.latestEdit(file))})`, 10_000);
+  assert.equal(editor.document.getText(), saved, 'reverted to the saved text');
 });

@@ -108,6 +108,11 @@ export class NextEditController implements vscode.Disposable {
     return this.shown?.edits ?? [];
   }
 
+  /** The user's recent edits the prompts are built from (tests and stats read it). */
+  get history(): EditHistory {
+    return this.deps.history;
+  }
+
   /** Whether next edits are asked for at all (the history is fed only then). */
   enabled(): boolean {
     return this.override !== null || this.deps.config.nextEditEnabled();
