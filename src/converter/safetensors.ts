@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { halfToFloat } from '../engine/model/half';
-import { ConvertError } from './errors';
+import { ConvertError, openForReading } from './errors';
 import { checkFinite, rowLength, type TensorInfo, type TensorSource } from './tensorSource';
 
 /**
@@ -30,12 +30,7 @@ export class SafetensorsFile {
   ) {}
 
   static open(file: string): SafetensorsFile {
-    let fd: number;
-    try {
-      fd = fs.openSync(file, 'r');
-    } catch (err) {
-      throw new ConvertError(file, `cannot be opened (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-    }
+    const fd = openForReading(file);
     try {
       const h = readHeader(file, fd);
       return new SafetensorsFile(file, fd, h.tensors, h.unsupported);

@@ -101,6 +101,9 @@ test('the server goes away: with fallbackToLocal the local model answers and the
   assert.ok(server);
   await setUser('server.fallbackToLocal', true);
   await waitFor(() => api.router.current?.fallbackToLocal === true && api.status.current === 'idle', 'reconnected with the fallback on', 20_000);
+  // The fallback is the loaded local model: turning the setting on loads it in the background, which on a busy
+  // machine can take longer than the reconnection. The test is about what answers once the server is gone.
+  await waitFor(() => api.loader.info !== null, 'the local model loaded for the fallback', 60_000);
   await server.stop();
   server = null;
   const editor = await openAt('fallback.py', 'def cube(x):\n    return\n', 'return');

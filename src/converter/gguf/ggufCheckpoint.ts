@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { ConvertError } from '../errors';
+import { ConvertError, openForReading } from '../errors';
 import { checkFinite, rowLength, type TensorInfo, type TensorSource } from '../tensorSource';
 import { type GgufHeader, type GgufTensor, readGgufHeader } from './ggufFile';
 
@@ -77,13 +77,7 @@ export class GgufCheckpoint implements TensorSource {
         rotaryHeadDim: permuted ? rotaryHeadDim : undefined,
       });
     }
-    let fd: number;
-    try {
-      fd = fs.openSync(file, 'r');
-    } catch (err) {
-      throw new ConvertError(file, `cannot be opened (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-    }
-    return new GgufCheckpoint(header, fd, entries);
+    return new GgufCheckpoint(header, openForReading(file), entries);
   }
 
   get(name: string): TensorInfo | undefined {

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { ConvertError } from '../errors';
+import { ConvertError, openForReading } from '../errors';
 import { GGML_TYPES, type GgmlType, UNREAD_GGML_TYPES } from './ggmlTypes';
 
 /**
@@ -108,12 +108,7 @@ class Cursor {
 }
 
 export function readGgufHeader(file: string): GgufHeader {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch (err) {
-    throw new ConvertError(file, `cannot be opened (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
+  const fd = openForReading(file);
   try {
     return parse(file, fd);
   } finally {
