@@ -63,6 +63,28 @@ export function checkpointFiles(): ModelFile[] {
   return [...commonFiles(), { path: SAFETENSORS_INDEX, optional: true }];
 }
 
+/**
+ * The weight formats of a GGUF repo in the order Ghostline takes them: those it converts with nothing lost worth
+ * measuring first (ggml's Q8_0 codes are Ghostline's int8 codes), then the K-quants from the largest, the legacy
+ * formats, and F32 last (exact, but four times Q8_0's download).
+ */
+const GGUF_PREFERENCE = ['q8_0', 'f16', 'bf16', 'q6_k', 'q5_k_m', 'q5_k_s', 'q5_k', 'q4_k_m', 'q4_k_s', 'q4_k', 'q5_1', 'q5_0', 'q4_1', 'q4_0', 'f32'];
+
+/**
+ * The GGUF file of a repo listing to download for conversion, or undefined when there is none Ghostline reads:
+ * split files (`-00001-of-00003.gguf`) and vision projectors are left out, and so are formats the converter
+ * refuses (Q2_K, Q3_K, the IQ formats).
+ */
+export function pickGgufFile(all: readonly string[]): string | undefined {
+  const candidates = all.filter((f) => /\.gguf$/i.test(f) && !/-\d{5}-of-\d{5}\.gguf$/i.test(f) && !/mmproj/i.test(f));
+  const format = (f: string) => {
+    const name = f.toLowerCase().split('/').pop()!;
+    return GGUF_PREFERENCE.findIndex((q) => new RegExp(`(^|[._-])${q}([._-]|$)`).test(name.replace(/\.gguf$/, '')));
+  };
+  const known = candidates.filter((f) => format(f) >= 0).sort((a, b) => format(a) - format(b) || a.length - b.length || a.localeCompare(b));
+  return known[0];
+}
+
 /** What a GGUF download fetches: the file, and the repo's own tokenizer files where it has them. */
 export function ggufFiles(file: string): ModelFile[] {
   return [{ path: file }, { path: 'tokenizer.json', optional: true }, { path: 'tokenizer_config.json', optional: true }];

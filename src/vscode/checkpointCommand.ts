@@ -39,7 +39,7 @@ export async function checkpointCommand(
   const res = await withInstallProgress(context, deps, `Ghostline: ${repo}`, { repo, revision }, hub, (transfer, report) =>
     installCheckpoint({
       ...transfer,
-      gguf: recommended?.gguf,
+      gguf: req.gguf ?? recommended?.gguf,
       // A child process: the conversion must not block the extension host (progress, Cancel).
       convert: deps.convert ?? childProcessConverter(path.join(context.extensionPath, 'dist', 'cli.js')),
       inUse: deps.modelInUse,

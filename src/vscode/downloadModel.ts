@@ -5,7 +5,7 @@ import { formatBytes, formatDuration } from '../hub/format';
 import { listRepoFiles } from '../hub/hubClient';
 import { HubError } from '../hub/hubErrors';
 import { type InstalledModel, listInstalledModels, listPartialDownloads } from '../hub/installedModels';
-import { findRecommended, type ModelFile, pickModelFiles, RECOMMENDED_MODELS } from '../hub/recommended';
+import { findRecommended, type ModelFile, pickGgufFile, pickModelFiles, RECOMMENDED_MODELS } from '../hub/recommended';
 import { parseRepoRef, repoIdProblem } from '../hub/repoRef';
 import { checkpointCommand } from './checkpointCommand';
 import { downloadTransport } from './config';
@@ -76,13 +76,17 @@ async function pickModel(context: vscode.ExtensionContext): Promise<{ repo: stri
     });
   }
   items.push({ label: '', kind: vscode.QuickPickItemKind.Separator });
-  items.push({ label: '$(edit) Enter a Hugging Face repo id…', description: 'owner/name or owner/name@revision, with an ONNX export', custom: true });
+  items.push({
+    label: '$(edit) Enter a Hugging Face repo id…',
+    description: 'owner/name or owner/name@revision, with an ONNX export or GGUF files',
+    custom: true,
+  });
   const pick = await vscode.window.showQuickPick(items, { title: 'Ghostline: Download Model', matchOnDescription: true, matchOnDetail: true });
   if (!pick) return undefined;
   if (pick.repo) return { repo: pick.repo, revision: findRecommended(pick.repo)!.revision };
   const typed = await vscode.window.showInputBox({
     title: 'Ghostline: Download Model from Hugging Face',
-    prompt: 'Repo id of a model with an ONNX export (onnx/model*.onnx), e.g. onnx-community/Qwen2.5-Coder-0.5B-Instruct',
+    prompt: 'Repo id of a model with an ONNX export (onnx/model*.onnx) or GGUF files (converted here), e.g. onnx-community/Qwen2.5-Coder-0.5B-Instruct',
     placeHolder: 'owner/name',
     ignoreFocusOut: true,
     validateInput: (v) => {
@@ -98,20 +102,29 @@ async function pickModel(context: vscode.ExtensionContext): Promise<{ repo: stri
   return parseRepoRef(typed);
 }
 
-/** Which files to fetch: the curated list, or the repo's listing through the hub API. */
-async function filesFor(repo: string, revision: string, endpoint: string, token: string | undefined, signal: AbortSignal): Promise<ModelFile[]> {
+/**
+ * Which files to fetch: the curated list, or the repo's listing through the hub API. A repo without an ONNX
+ * export but with GGUF files gives the GGUF file to convert instead (pickGgufFile).
+ */
+async function filesFor(
+  repo: string,
+  revision: string,
+  endpoint: string,
+  token: string | undefined,
+  signal: AbortSignal,
+): Promise<{ files: ModelFile[] } | { gguf: string }> {
   const rec = findRecommended(repo);
-  if (rec && rec.revision === revision) return rec.files;
-  const listing = await listRepoFiles(endpoint, repo, revision, { token, signal, transport: downloadTransport() });
-  const { files, onnx, missing } = pickModelFiles(listing.files.map((f) => f.rfilename));
-  if (!onnx || missing.length) {
-    throw new HubError(
-      'not_found',
-      `${repo} has no ${missing.join(' and ')} at ${revision}: Ghostline needs an ONNX export (config.json, tokenizer.json, onnx/model*.onnx). Try an onnx-community/… repo.`,
-      { repo },
-    );
-  }
-  return files;
+  if (rec && rec.revision === revision) return { files: rec.files };
+  const listing = (await listRepoFiles(endpoint, repo, revision, { token, signal, transport: downloadTransport() })).files.map((f) => f.rfilename);
+  const { files, onnx, missing } = pickModelFiles(listing);
+  if (onnx && !missing.length) return { files };
+  const gguf = pickGgufFile(listing);
+  if (gguf) return { gguf };
+  throw new HubError(
+    'not_found',
+    `${repo} has no ${missing.join(' and ')} at ${revision}: Ghostline needs an ONNX export (config.json, tokenizer.json, onnx/model*.onnx) or a GGUF file of a qwen2 or llama model (Q8_0, F16, BF16, K-quants). Try an onnx-community/… repo.`,
+    { repo },
+  );
 }
 
 /** The command. Resolves with the model folder, or undefined when cancelled or failed (after telling the user). */
@@ -141,14 +154,20 @@ export async function downloadModelCommand(
   const started = Date.now();
   deps.log.info(`download ${repo}@${revision} from ${endpoint}${token ? ' (with token)' : ''}`);
   const files = req.files;
-  const result = await withInstallProgress(context, deps, `Ghostline: downloading ${repo}`, { repo, revision }, hub, async (transfer, report) =>
-    downloadModel({
+  const result = await withInstallProgress(context, deps, `Ghostline: downloading ${repo}`, { repo, revision }, hub, async (transfer, report) => {
+    const chosen = files ? { files } : await filesFor(repo, revision, endpoint, token, transfer.signal);
+    if ('gguf' in chosen) return chosen; // converted like a checkpoint, below
+    return downloadModel({
       ...transfer,
-      files: files ?? (await filesFor(repo, revision, endpoint, token, transfer.signal)),
+      files: chosen.files,
       onProgress: (p) => report(p.total ? Math.min(100, (100 * p.bytes) / p.total) : undefined, progressMessage(p)),
-    }),
-  );
+    });
+  });
   if (!result) return undefined;
+  if ('gguf' in result) {
+    deps.log.info(`${repo} has no ONNX export: converting its ${result.gguf}`);
+    return checkpointCommand(context, deps, { ...req, revision, gguf: result.gguf });
+  }
   const secs = (Date.now() - started) / 1000;
   deps.log.info(
     `downloaded ${repo}@${revision} (${result.commit ?? 'commit unknown'}) to ${result.dir}: ${formatBytes(result.bytes)} in ${formatDuration(secs)}`,

@@ -29,6 +29,8 @@ export interface DownloadRequest {
   files?: ModelFile[];
   /** Switch to the model without asking (scripts, tests). */
   use?: boolean;
+  /** A GGUF file of the repo to download and convert (a repo without an ONNX export). */
+  gguf?: string;
   /** Checkpoints: delete (true) or keep (false) the checkpoint after converting, without asking. */
   deleteCheckpoint?: boolean;
 }

@@ -137,6 +137,14 @@ before(async () => {
     [QWEN_BASE]: { files: fakeCheckpointFiles({ floats: 30_000 }) },
     [DEEPSEEK_BASE]: { files: { ...fakeModelFiles(1000, 6), 'pytorch_model.bin': Buffer.alloc(3000) } },
     // A real (tiny) qwen2 GGUF under the name the recommended entry downloads.
+    // A GGUF-only repo (as the hub's *-GGUF repos are): no ONNX export, several quantizations.
+    'acme/coder-gguf': {
+      files: {
+        'README.md': Buffer.from('# card'),
+        'coder-q4_k_m.gguf': Buffer.alloc(500, 3),
+        'coder-q8_0.gguf': fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'gguf', 'qwen2-q8_0.gguf')),
+      },
+    },
     [SWEEP_SMALL]: { files: { 'sweep-next-edit-0.5b.q8_0.gguf': fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'gguf', 'qwen2-q8_0.gguf')) } },
   });
 });
@@ -380,4 +388,14 @@ test('a next-edit model: its GGUF downloaded and converted, then set as the next
   assert.deepEqual(calls.find((c) => c.fn === 'update' && c.args[0] === 'ghostline.nextEdit.modelPath')?.args, ['ghostline.nextEdit.modelPath', dir, 1]);
   assert.deepEqual(calls.find((c) => c.fn === 'update' && c.args[0] === 'ghostline.nextEdit.enable')?.args, ['ghostline.nextEdit.enable', true, 1]);
   assert.ok(!calls.some((c) => c.fn === 'update' && c.args[0] === 'ghostline.modelPath'), 'the completion model is left alone');
+});
+
+test('a typed repo with GGUF files and no ONNX export: its Q8_0 file is downloaded, converted here and offered for completions', async () => {
+  const { convertCheckpoint } = await import('../../src/converter/convert');
+  infoAnswer = ['Use Model', 'Keep'];
+  const dir = await cmd.downloadModelCommand(context, { log, convert: convertCheckpoint }, 'acme/coder-gguf');
+  assert.equal(dir, path.join(storage, 'models', 'acme--coder-gguf'));
+  assert.ok(fs.existsSync(path.join(dir!, 'onnx', 'model_q4.onnx')));
+  assert.ok(!hub.log.some((r) => r.url.includes('q4_k_m') || r.url.includes('README')), 'only the Q8_0 file is fetched');
+  assert.deepEqual(calls.find((c) => c.fn === 'update' && c.args[0] === 'ghostline.modelPath')?.args, ['ghostline.modelPath', dir, 1]);
 });

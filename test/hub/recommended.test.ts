@@ -10,7 +10,7 @@ import { parseRepoRef, repoIdProblem, resolveUrl } from '../../src/hub/repoRef';
 import { sha256FromEtag } from '../../src/hub/responseHeaders';
 import { listInstalledModels, listPartialDownloads, removeInstalledModel } from '../../src/hub/installedModels';
 import { pickOnnxFile } from '../../src/engine/model/modelFolder';
-import { externalDataFiles, findRecommended, ggufFiles, pickModelFiles, RECOMMENDED_MODELS, SAFETENSORS_INDEX } from '../../src/hub/recommended';
+import { externalDataFiles, findRecommended, ggufFiles, pickGgufFile, pickModelFiles, RECOMMENDED_MODELS, SAFETENSORS_INDEX } from '../../src/hub/recommended';
 
 test('recommended models are well formed', () => {
   assert.ok(RECOMMENDED_MODELS.length >= 3);
@@ -209,4 +209,22 @@ test('formatting', () => {
   assert.equal(formatBytes(1_580_000_000), '1.58 GB');
   assert.equal(formatDuration(125), '2 min 5 s');
   assert.equal(formatDuration(Infinity), '?');
+});
+
+test('pickGgufFile: Q8_0 first, then F16/BF16, the K-quants from the largest; never split files, projectors or formats the converter refuses', () => {
+  const repo = [
+    'README.md',
+    'qwen2.5-coder-1.5b-instruct-q2_k.gguf',
+    'qwen2.5-coder-1.5b-instruct-q4_k_m.gguf',
+    'qwen2.5-coder-1.5b-instruct-q5_k_m.gguf',
+    'qwen2.5-coder-1.5b-instruct-q8_0.gguf',
+    'qwen2.5-coder-1.5b-instruct-fp16-00001-of-00002.gguf',
+    'mmproj-model-f16.gguf',
+  ];
+  assert.equal(pickGgufFile(repo), 'qwen2.5-coder-1.5b-instruct-q8_0.gguf');
+  assert.equal(pickGgufFile(repo.filter((f) => !f.includes('q8_0'))), 'qwen2.5-coder-1.5b-instruct-q5_k_m.gguf');
+  assert.equal(pickGgufFile(['Model-F16.gguf', 'Model-Q6_K.gguf', 'model.Q4_0.gguf']), 'Model-F16.gguf');
+  assert.equal(pickGgufFile(['sweep-next-edit-1.5b.q8_0.v2.gguf']), 'sweep-next-edit-1.5b.q8_0.v2.gguf');
+  assert.equal(pickGgufFile(['gguf/model-IQ4_XS.gguf', 'model-Q3_K_L.gguf']), undefined, 'only formats the converter refuses');
+  assert.equal(pickGgufFile(['model-00001-of-00003.gguf', 'model.safetensors']), undefined);
 });
