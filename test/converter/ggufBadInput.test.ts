@@ -135,6 +135,18 @@ describe('a GGUF file Ghostline cannot convert gets one clear message and leaves
   });
 });
 
+test("a qwen2 file that names no pre-tokenizer (written before llama.cpp had presets) gets Qwen's", async () => {
+  const file = patched((b) => {
+    const key = Buffer.from('tokenizer.ggml.pre');
+    b.write('tokenizer.ggml.prX', b.indexOf(key)); // the key is gone; its value stays as metadata nobody reads
+  });
+  const out = path.join(root, `out-${serial++}`);
+  await convertCheckpoint({ from: file, out, quant: 'int8' });
+  const tokenizer = JSON.parse(fs.readFileSync(path.join(out, 'tokenizer.json'), 'utf8'));
+  const original = JSON.parse(fs.readFileSync(path.join(CHECKPOINTS, 'qwen2', 'tokenizer.json'), 'utf8'));
+  assert.deepEqual(tokenizer.pre_tokenizer, original.pre_tokenizer);
+});
+
 test("a tokenizer.json beside the .gguf file is the model folder's tokenizer, byte for byte", async () => {
   const dir = path.join(root, `beside-${serial++}`);
   fs.mkdirSync(dir);

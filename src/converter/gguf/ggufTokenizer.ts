@@ -98,7 +98,9 @@ export function tokenizerFromGguf(h: GgufHeader): RebuiltTokenizer {
       `its vocabulary is of type ${JSON.stringify(kind)} (${kind === 'llama' ? 'SentencePiece' : 'not byte-level BPE'}), which Ghostline cannot rebuild from a GGUF: ${beside}`,
     );
   }
-  const pre = metaString(h, 'tokenizer.ggml.pre', 'default');
+  // Files written before llama.cpp had presets (spring 2024) name none; a qwen2 model's vocabulary is Qwen's.
+  const unnamed = h.metadata.get('general.architecture') === 'qwen2' ? 'qwen2' : 'default';
+  const pre = metaString(h, 'tokenizer.ggml.pre', unnamed);
   const preset = PRESETS[pre];
   if (!preset) {
     throw new ConvertError(
