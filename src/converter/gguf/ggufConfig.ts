@@ -36,7 +36,7 @@ export function configFromGguf(h: GgufHeader, eos: number[], bos: number | undef
     throw new ConvertError(h.file, "carries per-dimension rotary factors (Llama 3.1's rope scaling), which Ghostline does not convert from a GGUF file");
   }
   const embedding = h.tensors.get('token_embd.weight');
-  if (!embedding || embedding.dims.length !== 2) throw new ConvertError(h.file, 'has no token_embd.weight: not a language model');
+  if (embedding?.dims.length !== 2) throw new ConvertError(h.file, 'has no token_embd.weight: not a language model');
   const config: Record<string, unknown> = {
     architectures: [arch === 'qwen2' ? 'Qwen2ForCausalLM' : 'LlamaForCausalLM'],
     model_type: arch,
