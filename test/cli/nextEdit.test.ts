@@ -64,3 +64,17 @@ test('bad input: one message and exit code 2 each', () => {
     );
   }
 });
+
+test('a GGUF converted by `ghostline convert` runs as a next-edit model: its rebuilt tokenizer has <|file_sep|>, the model answers', () => {
+  // The qwen2 fixture as Q8_0 GGUF (random weights: what it proposes is noise; that it loads and answers is the point).
+  const model = path.join(ws, 'converted');
+  const conv = spawnSync(process.execPath, [CLI, 'convert', '--from', path.join(ROOT, 'test', 'fixtures', 'gguf', 'qwen2-q8_0.gguf'), '--out', model], {
+    encoding: 'utf8',
+  });
+  assert.equal(conv.status, 0, conv.stderr);
+  const r = run('--file', 'geo/shapes.py', '--history', history, '--model', model, '--threads', '1', '--device', 'cpu', '--json');
+  assert.equal(r.status, 0, r.stderr);
+  const outcome = JSON.parse(r.stdout) as { kind: string };
+  assert.ok(['edits', 'none', 'dropped'].includes(outcome.kind), r.stdout); // noise is dropped by the checks
+  assert.ok(!/is not a next-edit model/.test(r.stderr), r.stderr);
+});
