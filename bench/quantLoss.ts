@@ -40,7 +40,8 @@ export interface QuantLossResult {
   bytes: Record<string, number>;
 }
 
-export async function quantLoss(modelDir: string): Promise<QuantLossResult> {
+/** The default model's held-out files (never trained on) as token windows of the model's context. */
+export function heldOutWindows(modelDir: string): { windows: number[][]; window: number } {
   const root = packageRoot(__dirname);
   const config = JSON.parse(fs.readFileSync(path.join(modelDir, 'config.json'), 'utf8'));
   const tokenizer = new TextTokenizer(
@@ -58,6 +59,32 @@ export async function quantLoss(modelDir: string): Promise<QuantLossResult> {
     const ids = tokenizer.encode(r.prefix + r.expected + r.suffix);
     for (let at = 0; at + 1 < ids.length; at += window) windows.push(ids.slice(at, at + window));
   }
+  return { windows, window };
+}
+
+/** Mean negative log-likelihood per token of a converted graph over `windows`, and the tokens scored. */
+export async function meanNll(onnxFile: string, config: Record<string, unknown>, windows: number[][]): Promise<{ nll: number; tokens: number }> {
+  const model = await OnnxCausalLM.load(onnxFile, config, { threads: 2 });
+  let sum = 0;
+  let count = 0;
+  try {
+    for (const ids of windows) {
+      const r = await model.forward([ids], model.emptyCache(), ids.length);
+      const vocab = r.logits.length / r.rows;
+      for (let i = 0; i + 1 < ids.length; i++) {
+        sum += nll(r.logits.subarray(i * vocab, (i + 1) * vocab), ids[i + 1]);
+        count++;
+      }
+    }
+  } finally {
+    await model.release();
+  }
+  return { nll: sum / count, tokens: count };
+}
+
+export async function quantLoss(modelDir: string): Promise<QuantLossResult> {
+  const config = JSON.parse(fs.readFileSync(path.join(modelDir, 'config.json'), 'utf8'));
+  const { windows, window } = heldOutWindows(modelDir);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-quant-loss-'));
   const result: QuantLossResult = { model: path.basename(modelDir), tokens: 0, window, nll: {}, delta_vs_fp32: {}, bytes: {} };
   try {
@@ -69,21 +96,10 @@ export async function quantLoss(modelDir: string): Promise<QuantLossResult> {
         accuracyLevel: v.accuracyLevel,
         blockSize: v.blockSize,
       });
-      const model = await OnnxCausalLM.load(conv.onnxFile, config, { threads: 2 });
-      let sum = 0;
-      let count = 0;
-      for (const ids of windows) {
-        const r = await model.forward([ids], model.emptyCache(), ids.length);
-        const vocab = r.logits.length / r.rows;
-        for (let i = 0; i + 1 < ids.length; i++) {
-          sum += nll(r.logits.subarray(i * vocab, (i + 1) * vocab), ids[i + 1]);
-          count++;
-        }
-      }
-      await model.release();
-      result.nll[v.name] = round(sum / count, 5);
+      const scored = await meanNll(conv.onnxFile, config, windows);
+      result.nll[v.name] = round(scored.nll, 5);
       result.bytes[v.name] = conv.bytes;
-      result.tokens = count;
+      result.tokens = scored.tokens;
     }
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
