@@ -153,7 +153,10 @@ export async function installCheckpoint(opts: InstallCheckpointOptions): Promise
   let converted: ConvertResult;
   try {
     onProgress?.({ stage: 'convert' });
-    converted = await convert({ from: ckDir, out: tmpOut, quant, signal: opts.signal, onProgress: (p) => onProgress?.({ stage: 'convert', convert: p }) });
+    // A GGUF is converted from its file (a repo may keep it in a folder); the repo's tokenizer.json, when fetched,
+    // lies beside a file at the repo's top.
+    const from = gguf ? path.join(ckDir, ...gguf.split('/')) : ckDir;
+    converted = await convert({ from, out: tmpOut, quant, signal: opts.signal, onProgress: (p) => onProgress?.({ stage: 'convert', convert: p }) });
     if (opts.signal?.aborted) throw new Error('cancelled');
     finishFolder(tmpOut, ckDir);
     const manifest: ConvertedManifest = {

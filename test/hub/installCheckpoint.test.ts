@@ -406,3 +406,13 @@ test('a GGUF repo without the named file: a clear not-found, nothing converted',
   assert.equal(conv.calls.length, 0);
   assertNothingListed();
 });
+
+test('a GGUF kept in a folder of the repo is converted from there', async () => {
+  const { convertCheckpoint } = await import('../../src/converter/convert');
+  const repo = 'acme/gguf-in-folder';
+  const gguf = path.join(ROOT, 'test', 'fixtures', 'gguf', 'qwen2-q8_0.gguf');
+  hub.repos.set(repo, { files: { 'quants/model-Q8_0.gguf': fs.readFileSync(gguf) } });
+  const res = await installCheckpoint({ ...base(), repo, gguf: 'quants/model-Q8_0.gguf', convert: convertCheckpoint });
+  assert.ok(fs.existsSync(path.join(res.dir, 'onnx', 'model_q4.onnx')));
+  assert.ok(fs.existsSync(path.join(res.dir, 'tokenizer.json')));
+});
