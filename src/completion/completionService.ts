@@ -8,6 +8,7 @@ import { FilePromptMemory } from './context/filePromptMemory';
 import { fitBudget } from './context/fitBudget';
 import { type ContextSupply, extraContext } from './context/repo/extraContext';
 import type { Generator } from './generator';
+import { Prefetcher } from './prefetcher';
 import { LineBelowWarmer } from './lineBelowWarmer';
 import { InFlight } from './inflight';
 import type { GenerateInputs } from './generate/generateAt';
@@ -46,7 +47,7 @@ export class CompletionService {
   private readonly now: () => number;
   readonly cache = new CompletionCache();
   private inflight: InFlight | null = null;
-  private prefetching: Promise<unknown> | null = null;
+  private readonly prefetch = new Prefetcher();
   /** The warm-up of the line below (warmLineBelow), aborted by the next model request. */
   private readonly lineBelow: LineBelowWarmer;
   /** Set by close(): a retired backend's service sends nothing more (no request, no prefetch). */
@@ -146,7 +147,7 @@ export class CompletionService {
     const { s, template, ctx, mode, extra, hash } = this.prepare(req);
     this.files.rememberWindowStart(req.path, ctx.prefixStartLine);
     const done = (o: Omit<CompletionOutcome, 'latencyMs' | 'mode' | 'gated'>): CompletionOutcome => {
-      if (!o.cancelled && !req.explicit && !this.prefetching) this.warmLineBelow(req, ctx);
+      if (!o.cancelled && !req.explicit && !this.prefetch.busy) this.warmLineBelow(req, ctx);
       return { ...o, ...this.gate(o.items, o.confidence, req.explicit), mode, latencyMs: this.now() - t0 };
     };
 
@@ -324,12 +325,10 @@ export class CompletionService {
 
   /** Computes, when idle, the suggestion that would follow `accepted` (llama.vscode's speculative prefetch). */
   private prefetchAfter(req: CompletionRequest, accepted: string): void {
-    if (this.prefetching || this.closed) return;
+    if (this.closed || this.prefetch.busy) return;
     const next = insertAt(req.doc, req.cursor, accepted);
     // No signal: it runs until done (bounded by the preset) unless a request for another context needs the model.
-    this.prefetching = this.complete({ ...req, doc: next.doc, cursor: next.cursor, explicit: false })
-      .catch(() => undefined)
-      .finally(() => (this.prefetching = null));
+    this.prefetch.start(() => this.complete({ ...req, doc: next.doc, cursor: next.cursor, explicit: false }));
   }
 
   /**
@@ -377,7 +376,7 @@ export class CompletionService {
 
   /** Resolves when the current prefetch (if any) is done: for tests and benchmarks. */
   async idle(): Promise<void> {
-    await this.prefetching;
+    await this.prefetch.idle();
     await this.lineBelow.idle();
   }
 
