@@ -122,7 +122,7 @@ async function filesFor(
   if (gguf) return { gguf };
   throw new HubError(
     'not_found',
-    `${repo} has no ${missing.join(' and ')} at ${revision}: Ghostline needs an ONNX export (config.json, tokenizer.json, onnx/model*.onnx) or a GGUF file of a qwen2 or llama model (Q8_0, F16, BF16, K-quants). Try an onnx-community/… repo.`,
+    `${repo} has no ${missing.join(' and ')} at ${revision}: Ghostline needs an ONNX export (config.json, tokenizer.json, onnx/model*.onnx) or a GGUF file of a qwen2, llama or starcoder2 model (Q8_0, F16, BF16, K-quants). Try an onnx-community/… repo.`,
     { repo },
   );
 }

@@ -20,6 +20,7 @@ const FIXTURES = [
   { file: 'qwen2-f32.gguf', checkpoint: 'qwen2' }, // qwen2 pre-tokenizer, q/k/v biases, tied embeddings
   { file: 'llama-f32.gguf', checkpoint: 'llama' }, // llama.cpp's permuted q/k rows, SmolLM's digit splitting
   { file: 'llama-untied-f32.gguf', checkpoint: 'llama-untied' }, // an lm_head, DeepSeek-Coder's splits and BOS
+  { file: 'starcoder2-f32.gguf', checkpoint: 'starcoder2' }, // LayerNorm with biases, c_fc/c_proj, StarCoder's digits
 ] as const;
 
 const dirs: string[] = [];
@@ -68,7 +69,7 @@ for (const { file, checkpoint } of FIXTURES) {
       await convertCheckpoint({ from: path.join(CHECKPOINTS, checkpoint), out: fromCheckpoint, quant: 'fp32' });
       const config = JSON.parse(fs.readFileSync(path.join(fromGguf, 'config.json'), 'utf8'));
       assert.equal(config.ghostline.converted.from, file);
-      assert.equal(r.modelType, checkpoint === 'qwen2' ? 'qwen2' : 'llama');
+      assert.equal(r.modelType, checkpoint.startsWith('llama') ? 'llama' : checkpoint);
       const opts = { maxNewTokens: ref.greedy_ids.length, temperature: 0, ignoreEos: true, tokenHealing: false, speculativeTokens: 0 };
       const run = async (dir: string) => {
         const engine = await Engine.load(dir, { threads: 1 });

@@ -1,5 +1,5 @@
 """Export a Hugging Face checkpoint folder (config.json, model.safetensors or a sharded set with its index,
-tokenizer.json) of the llama or qwen2 architecture to GGUF v3, so llama.cpp runs exactly the same weights as
+tokenizer.json) of the llama, qwen2 or starcoder2 architecture to GGUF v3, so llama.cpp runs exactly the same weights as
 Ghostline (the benchmark's reference). numpy only; tensors are read through memory maps and written one at a
 time (a few row chunks in memory), so a 0.5B checkpoint exports in bounded memory.
 
@@ -11,7 +11,10 @@ Architectures (llama.cpp's convert_hf_to_gguf.py / conversion/, src/models/*.cpp
 - llama: llama.cpp's rotary embedding (LLAMA_ROPE_TYPE_NORM) pairs adjacent dimensions while Hugging Face's
   rotate_half pairs the two halves, so q/k rows are permuted as llama.cpp's LlamaModel.permute does;
 - qwen2: rotary of the NEOX type (the halves, as Hugging Face), so no permutation; q/k/v biases as
-  blk.N.attn_{q,k,v}.bias (F32); tied embeddings: no output.weight (llama.cpp uses token_embd for the output).
+  blk.N.attn_{q,k,v}.bias (F32); tied embeddings: no output.weight (llama.cpp uses token_embd for the output);
+- starcoder2: NEOX rotary too; LayerNorm with biases ({arch}.attention.layer_norm_epsilon), biases on every linear,
+  mlp.c_fc / mlp.c_proj as ffn_up / ffn_down (llama.cpp's tensor_mapping.py); test/converter/ggufFixtures.llama.test.ts
+  checks llama-server decodes each fixture as PyTorch does.
 
 Weight formats (2-D weights whose rows are a multiple of 32; norms and biases stay F32):
 - F32 (default);
@@ -337,8 +340,9 @@ def export(model_dir: str, out: str, safetensors: str | None = None, q8: bool = 
         raise SystemExit("--q8_0 and --q4_0 exclude each other")
     cfg = json.load(open(os.path.join(model_dir, "config.json")))
     arch = cfg.get("model_type")
-    if arch not in ("llama", "qwen2"):
-        raise SystemExit(f"only llama and qwen2 models are supported, not {arch}")
+    if arch not in ("llama", "qwen2", "starcoder2"):
+        raise SystemExit(f"only llama, qwen2 and starcoder2 models are supported, not {arch}")
+    starcoder = arch == "starcoder2"
     tok = json.load(open(os.path.join(model_dir, "tokenizer.json")))
     gen = {}
     if os.path.exists(os.path.join(model_dir, "generation_config.json")):
@@ -367,7 +371,10 @@ def export(model_dir: str, out: str, safetensors: str | None = None, q8: bool = 
     w.add(f"{arch}.attention.head_count_kv", T_UINT32, n_kv)
     w.add(f"{arch}.attention.key_length", T_UINT32, head_dim)
     w.add(f"{arch}.attention.value_length", T_UINT32, head_dim)
-    w.add(f"{arch}.attention.layer_norm_rms_epsilon", T_FLOAT32, cfg.get("rms_norm_eps", 1e-6 if arch == "qwen2" else 1e-5))
+    if starcoder:  # LayerNorm (with bias): llama.cpp's LLM_KV_ATTENTION_LAYERNORM_EPS
+        w.add(f"{arch}.attention.layer_norm_epsilon", T_FLOAT32, cfg.get("norm_epsilon", 1e-5))
+    else:
+        w.add(f"{arch}.attention.layer_norm_rms_epsilon", T_FLOAT32, cfg.get("rms_norm_eps", 1e-6 if arch == "qwen2" else 1e-5))
     w.add(f"{arch}.rope.freq_base", T_FLOAT32, cfg.get("rope_theta", 1000000.0 if arch == "qwen2" else 10000.0))
     w.add(f"{arch}.vocab_size", T_UINT32, cfg["vocab_size"])
     rs = cfg.get("rope_scaling")
@@ -419,6 +426,8 @@ def export(model_dir: str, out: str, safetensors: str | None = None, q8: bool = 
 
     add("token_embd.weight", "model.embed_tokens.weight")
     add("output_norm.weight", "model.norm.weight")
+    if starcoder:
+        add("output_norm.bias", "model.norm.bias")
     if "lm_head.weight" in st and not cfg.get("tie_word_embeddings", False):
         add("output.weight", "lm_head.weight")  # else tied: llama.cpp reads token_embd for the output
     names = {
@@ -426,8 +435,10 @@ def export(model_dir: str, out: str, safetensors: str | None = None, q8: bool = 
         "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj",
         "attn_output": "self_attn.o_proj", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj",
     }
-    permute = arch == "llama"  # qwen2 is NEOX rotary: Hugging Face's layout as it is
-    q_bias = arch == "qwen2" or cfg.get("attention_bias", False)
+    if starcoder:  # c_fc -> gelu(tanh) -> c_proj, no gate; llama.cpp's tensor_mapping.py names them ffn_up / ffn_down
+        names = {k: v for k, v in names.items() if k != "ffn_gate"} | {"ffn_up": "mlp.c_fc", "ffn_down": "mlp.c_proj"}
+    permute = arch == "llama"  # qwen2 and starcoder2 are NEOX rotary: Hugging Face's layout as it is
+    q_bias = arch == "qwen2" or cfg.get("attention_bias", False) or (starcoder and cfg.get("use_bias", True))
     for i in range(n_layer):
         for gg, hf in names.items():
             transform = None
@@ -440,6 +451,8 @@ def export(model_dir: str, out: str, safetensors: str | None = None, q8: bool = 
                 add(f"blk.{i}.{gg}.bias", f"model.layers.{i}.{hf}.bias", transform)
             if cfg.get("attention_bias", False) and gg == "attn_output" and f"model.layers.{i}.{hf}.bias" in st:
                 add(f"blk.{i}.{gg}.bias", f"model.layers.{i}.{hf}.bias")
+            if starcoder and gg not in ("attn_q", "attn_k", "attn_v") and f"model.layers.{i}.{hf}.bias" in st:
+                add(f"blk.{i}.{gg}.bias", f"model.layers.{i}.{hf}.bias")  # norms, o_proj, c_fc, c_proj
     w.write(out)
     info = {"out": out, "bytes": os.path.getsize(out), "tensors": len(w.tensors), "architecture": arch,
             "weights": {GGML_F32: "F32", GGML_Q4_0: "Q4_0", GGML_Q8_0: "Q8_0"}[weight_type]}

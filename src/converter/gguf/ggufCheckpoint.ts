@@ -9,7 +9,8 @@ import { type GgufHeader, type GgufTensor, readGgufHeader } from './ggufFile';
  *
  * Names (llama.cpp's convert_hf_to_gguf.py tensor map): token_embd -> model.embed_tokens, output_norm ->
  * model.norm, output -> lm_head, blk.N.{attn_norm, ffn_norm, attn_q/k/v, attn_output, ffn_gate/up/down} ->
- * model.layers.N.{input_layernorm, post_attention_layernorm, self_attn.*_proj, mlp.*_proj}.
+ * model.layers.N.{input_layernorm, post_attention_layernorm, self_attn.*_proj, mlp.*_proj} (StarCoder2: ffn_up/down
+ * -> mlp.c_fc/c_proj), weights and biases alike.
  * Shapes: ggml lists dims innermost first, so a Hugging Face [out, in] weight is GGUF [in, out]; the bytes are
  * laid out alike. llama models only: llama.cpp stores q/k rows permuted for its rotary layout (adjacent pairs,
  * where Hugging Face rotates the two halves of each head); the rows are read back in Hugging Face's order.
@@ -26,12 +27,14 @@ const LAYER_PARTS: Record<string, string> = {
   ffn_up: 'mlp.up_proj',
   ffn_down: 'mlp.down_proj',
 };
+/** StarCoder2's MLP has no gate: c_fc -> gelu(tanh) -> c_proj, which llama.cpp names ffn_up and ffn_down. */
+const STARCODER2_PARTS: Record<string, string> = { ...LAYER_PARTS, ffn_up: 'mlp.c_fc', ffn_down: 'mlp.c_proj' };
 const TOP_LEVEL: Record<string, string> = { token_embd: 'model.embed_tokens', output_norm: 'model.norm', output: 'lm_head' };
 
-export function huggingFaceName(ggufName: string): string | undefined {
+export function huggingFaceName(ggufName: string, arch?: string): string | undefined {
   const m = /^blk\.(\d+)\.([a-z_]+)\.(weight|bias)$/.exec(ggufName);
   if (m) {
-    const part = LAYER_PARTS[m[2]];
+    const part = (arch === 'starcoder2' ? STARCODER2_PARTS : LAYER_PARTS)[m[2]];
     return part ? `model.layers.${m[1]}.${part}.${m[3]}` : undefined;
   }
   const top = /^([a-z_]+)\.(weight|bias)$/.exec(ggufName);
@@ -64,8 +67,9 @@ export class GgufCheckpoint implements TensorSource {
   /** `headDims`: llama models' head size, which un-permutes the q/k rows (undefined for qwen2). */
   static open(file: string, header: GgufHeader = readGgufHeader(file), rotaryHeadDim?: number): GgufCheckpoint {
     const entries = new Map<string, Entry>();
+    const arch = header.metadata.get('general.architecture');
     for (const t of header.tensors.values()) {
-      const name = huggingFaceName(t.name);
+      const name = huggingFaceName(t.name, typeof arch === 'string' ? arch : undefined);
       if (!name) continue; // rope_freqs and the like: configFromGguf refuses what matters
       const shape = [...t.dims].reverse();
       const permuted = rotaryHeadDim !== undefined && /\.self_attn\.[qk]_proj\./.test(name);

@@ -4,20 +4,21 @@ import { metaNumber, metaString } from './ggufMeta';
 
 /**
  * The Hugging Face config.json of the model a GGUF file holds, from llama.cpp's metadata keys
- * (`<arch>.embedding_length` and the like, llama-arch.cpp), for the two architectures whose GGUF tensors map
- * back to Hugging Face's one to one: qwen2 (Qwen2.5-Coder and its fine-tunes) and llama (SmolLM2,
- * DeepSeek-Coder, CodeLlama). Other architectures are refused by name.
+ * (`<arch>.embedding_length` and the like, llama-arch.cpp), for the architectures whose GGUF tensors map back to
+ * Hugging Face's one to one: qwen2 (Qwen2.5-Coder and its fine-tunes), llama (SmolLM2, DeepSeek-Coder, CodeLlama)
+ * and starcoder2. Other architectures are refused by name.
  */
-export type GgufArchitecture = 'qwen2' | 'llama';
+export type GgufArchitecture = 'qwen2' | 'llama' | 'starcoder2';
 
 export function configFromGguf(h: GgufHeader, eos: number[], bos: number | undefined): Record<string, unknown> {
   const arch = metaString(h, 'general.architecture');
-  if (arch !== 'qwen2' && arch !== 'llama') {
+  if (arch !== 'qwen2' && arch !== 'llama' && arch !== 'starcoder2') {
     throw new ConvertError(
       h.file,
-      `holds a "${arch}" model; Ghostline converts GGUF files of qwen2 (Qwen2.5-Coder) and llama (SmolLM2, DeepSeek-Coder) models`,
+      `holds a "${arch}" model; Ghostline converts GGUF files of qwen2 (Qwen2.5-Coder), llama (SmolLM2, DeepSeek-Coder) and starcoder2 models`,
     );
   }
+  const starcoder = arch === 'starcoder2';
   const int = (key: string, fallback?: number): number => {
     const v = metaNumber(h, `${arch}.${key}`, fallback);
     if (!Number.isSafeInteger(v) || v <= 0) throw new ConvertError(h.file, `metadata ${arch}.${key} is ${v}, not a positive integer`);
@@ -38,7 +39,7 @@ export function configFromGguf(h: GgufHeader, eos: number[], bos: number | undef
   const embedding = h.tensors.get('token_embd.weight');
   if (embedding?.dims.length !== 2) throw new ConvertError(h.file, 'has no token_embd.weight: not a language model');
   const config: Record<string, unknown> = {
-    architectures: [arch === 'qwen2' ? 'Qwen2ForCausalLM' : 'LlamaForCausalLM'],
+    architectures: [{ qwen2: 'Qwen2ForCausalLM', llama: 'LlamaForCausalLM', starcoder2: 'Starcoder2ForCausalLM' }[arch]],
     model_type: arch,
     hidden_size: hidden,
     intermediate_size: int('feed_forward_length'),
@@ -46,9 +47,11 @@ export function configFromGguf(h: GgufHeader, eos: number[], bos: number | undef
     num_attention_heads: heads,
     num_key_value_heads: kvHeads,
     ...(headDim * heads !== hidden ? { head_dim: headDim } : {}),
-    hidden_act: 'silu',
+    hidden_act: starcoder ? 'gelu_pytorch_tanh' : 'silu',
     max_position_embeddings: int('context_length', 4096),
-    rms_norm_eps: metaNumber(h, `${arch}.attention.layer_norm_rms_epsilon`, arch === 'qwen2' ? 1e-6 : 1e-5),
+    ...(starcoder
+      ? { norm_epsilon: metaNumber(h, `${arch}.attention.layer_norm_epsilon`, 1e-5), use_bias: h.tensors.has('blk.0.attn_q.bias') }
+      : { rms_norm_eps: metaNumber(h, `${arch}.attention.layer_norm_rms_epsilon`, arch === 'qwen2' ? 1e-6 : 1e-5) }),
     rope_theta: metaNumber(h, `${arch}.rope.freq_base`, 10000),
     rope_scaling: ropeScaling(h, arch),
     vocab_size: embedding.dims[1],
