@@ -11,8 +11,8 @@ import { tokenizerFromGguf } from './ggufTokenizer';
 
 /**
  * A GGUF file as a conversion input: the config and, unless the model's own tokenizer.json lies beside the file,
- * the tokenizer are rebuilt from its metadata. A folder is a GGUF input when it holds exactly one .gguf file and
- * no safetensors weights (the folder Download Model fills).
+ * the tokenizer are rebuilt from its metadata. A folder is a GGUF input when it holds .gguf files and no safetensors
+ * weights (the folder Download Model fills); it must then hold exactly one, or the message asks which.
  */
 export function isGgufInput(from: string): boolean {
   const stat = fs.statSync(from);
