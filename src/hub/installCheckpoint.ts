@@ -129,7 +129,8 @@ async function downloadCheckpoint(dl: Omit<DownloadModelOptions, 'files'>, onPro
 /** Downloads (or resumes) a checkpoint and converts it; resolves with the converted model folder. */
 export async function installCheckpoint(opts: InstallCheckpointOptions): Promise<InstallCheckpointResult> {
   const { quant, onProgress, convert = convertCheckpoint, gguf, ...hub } = opts;
-  if (gguf !== undefined && (!gguf.toLowerCase().endsWith('.gguf') || gguf.includes('..') || gguf.startsWith('/'))) {
+  // Where the path may point (no `..`, not absolute) the downloader checks for every file before any request.
+  if (gguf !== undefined && !gguf.toLowerCase().endsWith('.gguf')) {
     throw new HubError('not_found', `${opts.repo}: ${JSON.stringify(gguf)} is not a .gguf file of the repo`, { repo: opts.repo });
   }
   const revision = opts.revision ?? 'main';

@@ -81,6 +81,7 @@ class Cursor {
     return at;
   }
 
+  // `this.buf` is read before need() runs: safe, as need() replaces the buffer only for reads over its 1 MB size.
   u8 = () => this.buf.readUInt8(this.need(1));
   i8 = () => this.buf.readInt8(this.need(1));
   u16 = () => this.buf.readUInt16LE(this.need(2));

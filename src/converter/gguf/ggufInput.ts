@@ -7,7 +7,7 @@ import { ConvertError } from '../errors';
 import { GgufCheckpoint } from './ggufCheckpoint';
 import { configFromGguf } from './ggufConfig';
 import { readGgufHeader } from './ggufFile';
-import { tokenizerFromGguf } from './ggufTokenizer';
+import { ggufSpecialIds, tokenizerFromGguf } from './ggufTokenizer';
 
 /**
  * A GGUF file as a conversion input: the config and, unless the model's own tokenizer.json lies beside the file,
@@ -65,18 +65,9 @@ function tokenizerFromGgufOrBeside(file: string, header: ReturnType<typeof readG
   const beside = path.join(dir, 'tokenizer.json');
   if (fs.existsSync(beside)) {
     validateTokenizer(beside);
-    const eos: number[] = [];
-    const id = (key: string) => {
-      const v = header.metadata.get(key);
-      return typeof v === 'number' ? v : undefined;
-    };
-    for (const k of ['tokenizer.ggml.eos_token_id', 'tokenizer.ggml.eot_token_id']) {
-      const v = id(k);
-      if (v !== undefined && !eos.includes(v)) eos.push(v);
-    }
     const cfg = path.join(dir, 'tokenizer_config.json');
-    if (fs.existsSync(cfg)) readJsonObject(cfg);
-    return { besideDir: dir, eos, bos: id('tokenizer.ggml.bos_token_id'), tokenizerJson: undefined, tokenizerConfig: undefined };
+    if (fs.existsSync(cfg)) readJsonObject(cfg); // copied as it is: refused here if it is not JSON
+    return { besideDir: dir, ...ggufSpecialIds(header), tokenizerJson: undefined, tokenizerConfig: undefined };
   }
   return { besideDir: undefined, ...tokenizerFromGguf(header) };
 }

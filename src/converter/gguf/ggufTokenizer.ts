@@ -127,12 +127,8 @@ export function tokenizerFromGguf(h: GgufHeader): RebuiltTokenizer {
       added.push({ id, content: tokens[id], single_word: false, lstrip: false, rstrip: false, normalized: type === USER_DEFINED, special: type === CONTROL });
     }
   }
-  const bos = optionalId(h, 'tokenizer.ggml.bos_token_id', tokens.length);
+  const { bos, eos: uniqueEos } = ggufSpecialIds(h);
   const addBos = h.metadata.get('tokenizer.ggml.add_bos_token') === true && bos !== undefined;
-  const eos = ['tokenizer.ggml.eos_token_id', 'tokenizer.ggml.eot_token_id', 'tokenizer.ggml.eom_token_id']
-    .map((k) => optionalId(h, k, tokens.length))
-    .filter((id): id is number => id !== undefined);
-  const uniqueEos = [...new Set(eos)];
 
   const tokenizerJson: Record<string, unknown> = {
     version: '1.0',
@@ -167,6 +163,16 @@ export function tokenizerFromGguf(h: GgufHeader): RebuiltTokenizer {
     ghostline_note: `rebuilt from a GGUF file's metadata (pre-tokenizer preset "${pre}")`,
   };
   return { tokenizerJson, tokenizerConfig, bos, eos: uniqueEos };
+}
+
+/** The BOS id and the end ids (EOS, end of turn, end of message) the metadata names, each checked against the vocabulary. */
+export function ggufSpecialIds(h: GgufHeader): { bos?: number; eos: number[] } {
+  const tokens = h.metadata.get('tokenizer.ggml.tokens');
+  const size = Array.isArray(tokens) ? tokens.length : Number.MAX_SAFE_INTEGER;
+  const eos = ['tokenizer.ggml.eos_token_id', 'tokenizer.ggml.eot_token_id', 'tokenizer.ggml.eom_token_id']
+    .map((k) => optionalId(h, k, size))
+    .filter((id): id is number => id !== undefined);
+  return { bos: optionalId(h, 'tokenizer.ggml.bos_token_id', size), eos: [...new Set(eos)] };
 }
 
 function optionalId(h: GgufHeader, key: string, size: number): number | undefined {
