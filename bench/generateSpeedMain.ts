@@ -1,6 +1,6 @@
 // `npm run bench:generate-speed [-- --limit N --shapes 0.5b,1.5b --threads T]`: how long Generate from Selection
 // makes the user wait on real model shapes. The default model writes the bodies of held-out functions
-// (bench/qualityGenerate.ts's set, spread over its languages) through generateAt, as the command does; its
+// (bench/qualityGenerate.ts's set, spread over its languages) through generateForSelection, as the command does; its
 // lengths are recorded (tokens in all, tokens to the first complete line). The random-weight checkpoints of
 // Qwen2.5-Coder 0.5B and 1.5B (converted to q4, bench/qwenPath.ts) then write as many tokens for the same
 // selections (content stops off: random weights never end a line where code would; the time budget stays;
@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { positionAt, textSource } from '../src/completion/context/documentContext';
-import { generateAt } from '../src/completion/generate/generateAt';
+import { generateForSelection } from '../src/completion/selection/generateForSelection';
 import type { BackendHooks, Generator } from '../src/completion/generator';
 import { GENERATE_PRESET } from '../src/completion/presets';
 import { SyntaxRefiner } from '../src/completion/syntax/syntaxRefiner';
@@ -74,7 +74,7 @@ async function run(engine: Engine, functions: HeldOutFunction[], syntax: SyntaxR
   for (const [i, f] of functions.entries()) {
     gen.impose = impose ? { tokens: impose[i].tokens, firstLineTokens: impose[i].firstLineTokens } : null;
     const t0 = performance.now();
-    const o = await generateAt(inputs, {
+    const o = await generateForSelection(inputs, {
       doc: textSource(f.doc),
       selection: { start: positionAt(f.doc, f.selStart), end: positionAt(f.doc, f.selEnd) },
       languageId: f.language,

@@ -1,7 +1,7 @@
 // The Generate from Selection part of `npm run eval:quality` (alone: `npm run eval:quality -- --generate`):
 // on held-out functions (the eval sets' files, which the default model never saw), select the signature and
 // docstring (Python) or the doc comment and signature (JavaScript/TypeScript), generate the body through
-// src/completion/generate/generateAt.ts exactly as the command does, and measure: the share that gives a
+// src/completion/selection/generateForSelection.ts exactly as the command does, and measure: the share that gives a
 // result, and of the results the share that parses (the file with it has no more tree-sitter errors than
 // the author's) and that ends inside the function (nothing of it runs past the function, and the function does not swallow the code after it),
 // loops (a repeated line or block left in the result; also counted in the raw model text), edit similarity
@@ -10,9 +10,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Node, Parser } from '@vscode/tree-sitter-wasm';
 import { positionAt, textSource } from '../src/completion/context/documentContext';
-import { generateAt, type GenerateInputs } from '../src/completion/generate/generateAt';
+import { generateForSelection, type SelectionInputs } from '../src/completion/selection/generateForSelection';
 import type { Generator as Backend } from '../src/completion/generator';
-import { cutRepeatedBlock } from '../src/completion/generate/rules/cutRepeatedBlock';
+import { cutRepeatedBlock } from '../src/completion/selection/rules/cutRepeatedBlock';
 import { repetitionGuard } from '../src/completion/filters/repetitionGuard';
 import { GENERATE_PRESET } from '../src/completion/presets';
 import { pickFimTemplate } from '../src/completion/prompt/fimTemplates';
@@ -156,8 +156,8 @@ function loops(text: string, above: string): boolean {
   return cutRepeatedBlock(text, ctx) !== text || repetitionGuard(text, { linePrefix: '', lineSuffix: '', lineAbove: '', nextLines: [], indent: '' }) !== text;
 }
 
-/** What generateAt needs to run the command's way on `engine`'s model, through `generator` (the engine, or a wrapper of it). */
-export function generateInputsFor(engine: Engine, generator: Backend, syntax: SyntaxRefiner | null): GenerateInputs {
+/** What generateForSelection needs to run the command's way on `engine`'s model, through `generator` (the engine, or a wrapper of it). */
+export function generateInputsFor(engine: Engine, generator: Backend, syntax: SyntaxRefiner | null): SelectionInputs {
   return {
     generator,
     template: pickFimTemplate(engine.info.specialTokens),
@@ -186,7 +186,7 @@ export async function generateReport(
     if (!parsers.has(f.language)) parsers.set(f.language, await parserFor(f.language));
     const parser = parsers.get(f.language)!;
     const doc = textSource(f.doc);
-    const out = await generateAt(inputs, {
+    const out = await generateForSelection(inputs, {
       doc,
       selection: { start: positionAt(f.doc, f.selStart), end: positionAt(f.doc, f.selEnd) },
       languageId: f.language,

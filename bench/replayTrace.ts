@@ -28,20 +28,20 @@ export class TracingGenerator implements Generator {
   /** Tokens of generations that were cancelled (typed over before they finished). */
   cancelledTokens = 0;
   calls = 0;
-  /** Warm-ups of the line below (Generator.warmAside) passed to the backend: they write nothing to record or impose. */
+  /** Warm-ups of the line below (Generator.prefillAside) passed to the backend: they write nothing to record or impose. */
   warmUps = 0;
-  readonly warmAside?: Generator['warmAside'];
+  readonly prefillAside?: Generator['prefillAside'];
   private readonly seen = new Set<string>();
 
   constructor(
     private readonly inner: Generator,
     private readonly impose: LengthTrace | null,
   ) {
-    const warmAside = inner.warmAside?.bind(inner);
-    if (warmAside)
-      this.warmAside = (prompt, hooks) => {
+    const prefillAside = inner.prefillAside?.bind(inner);
+    if (prefillAside)
+      this.prefillAside = (prompt, hooks) => {
         this.warmUps++;
-        return warmAside(prompt, hooks);
+        return prefillAside(prompt, hooks);
       };
   }
 

@@ -49,7 +49,7 @@ export interface ReplayCost {
   /** Tokens of cancelled generations plus those of finished ones that showed nothing. */
   wasted_tokens: number;
   model_calls: number;
-  /** Prefills of the line below while the typist reads (Generator.warmAside), not in model_calls. */
+  /** Prefills of the line below while the typist reads (Generator.prefillAside), not in model_calls. */
   warm_ups: number;
 }
 

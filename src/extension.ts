@@ -120,7 +120,7 @@ export function activate(context: vscode.ExtensionContext): GhostlineApi {
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => void loadLocal()),
     vscode.window.onDidChangeWindowState((s) => {
-      if (s.focused) void router.warm();
+      if (s.focused) void router.warmUp();
     }),
     { dispose: () => void engine.dispose() },
   );

@@ -11,7 +11,7 @@ import type { Generator } from './generator';
 import { Prefetcher } from './prefetcher';
 import { LineBelowWarmer } from './lineBelowWarmer';
 import { InFlight } from './inflight';
-import type { GenerateInputs } from './generate/generateAt';
+import type { SelectionInputs } from './selection/generateForSelection';
 import { type GeneratePreset, inlineDecodeOptions, inlineMode, type InlineMode } from './presets';
 import { buildPrompt, promptHeadMoves } from './prompt/buildPrompt';
 import type { FimTemplate } from './prompt/fimTemplates';
@@ -48,7 +48,7 @@ export class CompletionService {
   readonly cache = new CompletionCache();
   private inflight: InFlight | null = null;
   private readonly prefetch = new Prefetcher();
-  /** The warm-up of the line below (warmLineBelow), aborted by the next model request. */
+  /** The warm-up of the line below (scheduleLineBelow), aborted by the next model request. */
   private readonly lineBelow: LineBelowWarmer;
   /** Set by close(): a retired backend's service sends nothing more (no request, no prefetch). */
   private closed = false;
@@ -68,7 +68,7 @@ export class CompletionService {
     this.repo = extras.repo;
     this.now = extras.now ?? (() => performance.now());
     this.files = new FilePromptMemory(() => this.model().charsPerToken);
-    this.lineBelow = new LineBelowWarmer(generator.warmAside?.bind(generator));
+    this.lineBelow = new LineBelowWarmer(generator.prefillAside?.bind(generator));
   }
 
   /**
@@ -147,7 +147,7 @@ export class CompletionService {
     const { s, template, ctx, mode, extra, hash } = this.prepare(req);
     this.files.rememberWindowStart(req.path, ctx.prefixStartLine);
     const done = (o: Omit<CompletionOutcome, 'latencyMs' | 'mode' | 'gated'>): CompletionOutcome => {
-      if (!o.cancelled && !req.explicit && !this.prefetch.busy) this.warmLineBelow(req, ctx);
+      if (!o.cancelled && !req.explicit && !this.prefetch.busy) this.scheduleLineBelow(req, ctx);
       return { ...o, ...this.gate(o.items, o.confidence, req.explicit), mode, latencyMs: this.now() - t0 };
     };
 
@@ -205,13 +205,13 @@ export class CompletionService {
    * Puts the prompt complete() would send for this request into the backend's cache without generating (a
    * server's warm-up). False when the backend has no such request: the caller completes instead.
    */
-  async warm(req: CompletionRequest, signal?: AbortSignal): Promise<boolean> {
+  async prefill(req: CompletionRequest, signal?: AbortSignal): Promise<boolean> {
     if (this.closed) return true; // a retired backend warms nothing, and nothing else should try
-    if (!this.generator.warm) return false;
+    if (!this.generator.prefill) return false;
     const { template, ctx, extra } = this.prepare(req);
     this.files.rememberWindowStart(req.path, ctx.prefixStartLine);
     const { built, infill } = modelInput(req, ctx, extra, template);
-    await this.generator.warm(built.prompt, { signal, infill });
+    await this.generator.prefill(built.prompt, { signal, infill });
     return true;
   }
 
@@ -338,7 +338,7 @@ export class CompletionService {
    * A keystroke on this line aborts it and comes back to its own prompt's cache. Not after a shown suggestion: its
    * prefetch (accepting it) is the likelier next step.
    */
-  private warmLineBelow(req: CompletionRequest, ctx: DocumentContext): void {
+  private scheduleLineBelow(req: CompletionRequest, ctx: DocumentContext): void {
     if (this.closed || ctx.lineSuffix.trim() !== '') return;
     this.lineBelow.schedule(() => this.lineBelowPrompt(req, ctx));
   }
@@ -352,11 +352,11 @@ export class CompletionService {
   }
 
   /**
-   * What Generate from Selection shares with this pipeline (src/completion/generate/generateAt.ts): the FIM
+   * What Generate from Selection shares with this pipeline (src/completion/selection/generateForSelection.ts): the FIM
    * template, the model's context and characters per token, the window budget, the extra-context ring and
    * tree-sitter. `generator` is the one to generate with (the router may wrap the service's own).
    */
-  generateInputs(generator: Generator, preset: GeneratePreset): GenerateInputs {
+  selectionInputs(generator: Generator, preset: GeneratePreset): SelectionInputs {
     const s = this.settings();
     const model = this.model();
     return {

@@ -28,11 +28,11 @@ export interface Generator {
    * generating, so the next completion for it starts at once (a server's warm-up). Rejects as generate
    * does; resolves when cancelled. Absent: the backend has no such request (a caller completes instead).
    */
-  warm?(prompt: Prompt, hooks?: BackendHooks): Promise<void>;
+  prefill?(prompt: Prompt, hooks?: BackendHooks): Promise<void>;
   /**
    * Prefills the prompt into a cache kept beside the one in use, without generating: a request for either
    * prompt then starts at once. Resolves when cancelled (what was prefilled stays kept). Absent: the backend
    * keeps one prompt cache, which a warm-up of another prompt would evict (a server's slot).
    */
-  warmAside?(prompt: Prompt, hooks?: { signal?: AbortSignal }): Promise<void>;
+  prefillAside?(prompt: Prompt, hooks?: { signal?: AbortSignal }): Promise<void>;
 }

@@ -11,7 +11,7 @@ export const WARM_AFTER_IDLE_MS = 200;
 
 /**
  * At the end of a line, while the user reads: the prompt of the line below, after Enter, prefilled into a cache
- * kept beside the one in use (Generator.warmAside). One warm-up at a time: a new one, or any request for the
+ * kept beside the one in use (Generator.prefillAside). One warm-up at a time: a new one, or any request for the
  * model, aborts the one before. Nothing is computed until the user has stopped typing: until then a keystroke
  * costs a timer alone.
  */
@@ -19,25 +19,25 @@ export class LineBelowWarmer {
   private warming: { abort: AbortController; done: Promise<unknown> } | null = null;
 
   constructor(
-    private readonly warmAside: Generator['warmAside'],
+    private readonly prefillAside: Generator['prefillAside'],
     private readonly idleMs = WARM_AFTER_IDLE_MS,
   ) {}
 
   /** Whether the backend can keep a second cache at all (a server's single slot cannot). */
   get available(): boolean {
-    return this.warmAside !== undefined;
+    return this.prefillAside !== undefined;
   }
 
   /** After idleMs, prefills what `prompt()` gives then (null: nothing worth warming). */
   schedule(prompt: () => Prompt | null): void {
-    const warmAside = this.warmAside;
-    if (!warmAside) return;
+    const prefillAside = this.prefillAside;
+    if (!prefillAside) return;
     this.abort();
     const abort = new AbortController();
     const done = delay(this.idleMs, undefined, { signal: abort.signal })
       .then(() => {
         const p = prompt();
-        return p === null ? undefined : warmAside(p, { signal: abort.signal });
+        return p === null ? undefined : prefillAside(p, { signal: abort.signal });
       })
       .catch(() => undefined) // aborted, or a warm-up that failed: the next request finds out for itself
       .finally(() => {

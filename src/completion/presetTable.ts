@@ -46,7 +46,7 @@ const speculative = spec(
  * the cursor and up to `maxLines` lines on an empty line or after a block opener, a time budget once the first
  * line is complete. Generate from Selection: a longer continuation for review, more varied (temperature 0.4,
  * top-k 40, top-p 0.95, min-p 0.05), a light repetition penalty against loops, 60 lines and 20 s at most
- * (both settings; the rules in src/completion/generate/ also stop it where its block ends).
+ * (both settings; the rules in src/completion/selection/ also stop it where its block ends).
  * Both draft up to 8 tokens by prompt lookup (the same distribution, about 1.5x faster decoding on real code)
  * and heal the prompt's last token (cursors split tokens). Inline stops where the text falls into a loop.
  */

@@ -20,10 +20,10 @@ export class HealthCheckedGenerator implements Generator {
     return this.track(this.inner.generate(prompt, options, hooks));
   }
 
-  async warm(prompt: Prompt, hooks?: BackendHooks): Promise<void> {
-    if (!this.inner.warm) return;
+  async prefill(prompt: Prompt, hooks?: BackendHooks): Promise<void> {
+    if (!this.inner.prefill) return;
     this.check();
-    await this.track(this.inner.warm(prompt, hooks));
+    await this.track(this.inner.prefill(prompt, hooks));
   }
 
   private check(): void {

@@ -72,7 +72,7 @@ export interface Chunk {
 export interface Protocol {
   request(input: RequestInput): { path: string; body: Record<string, unknown>; stream: 'sse' | 'ndjson' };
   /** A request (not streamed) that puts the prompt into the server's cache and generates nothing, or a token. */
-  warm(input: Omit<RequestInput, 'opts' | 'n'>): { path: string; body: Record<string, unknown> };
+  prefill(input: Omit<RequestInput, 'opts' | 'n'>): { path: string; body: Record<string, unknown> };
   /** Whether one request can ask for several completions (`n` in RequestInput); else one request each. */
   multi: boolean;
   /** Whether the server sends its token counts after the last completion has ended (OpenAI's usage chunk). */
@@ -161,7 +161,7 @@ const llamaCpp: Protocol = {
       stream: 'sse',
     };
   },
-  warm(input) {
+  prefill(input) {
     // n_predict 0: "the prompt is evaluated into the cache" (this version still samples one token, unsent).
     // The server builds /infill's prompt from its own settings, not the request's n_predict: the same prompt.
     const { path, body } = llamaPrompt(input);
@@ -250,7 +250,7 @@ const openai: Protocol = {
       stream: 'sse',
     };
   },
-  warm({ prompt, ids, model }) {
+  prefill({ prompt, ids, model }) {
     // One token, not 0: OpenAI and vLLM reject max_tokens 0 (llama.cpp takes it, and still samples one); the
     // prompt then sits in the server's prefix cache (vLLM's automatic prefix caching, llama.cpp's slot).
     return { path: '/v1/completions', body: { model: model ?? '', prompt: ids ?? prompt, max_tokens: 1, temperature: 0, stream: false } };
@@ -313,7 +313,7 @@ const ollama: Protocol = {
       stream: 'ndjson',
     };
   },
-  warm({ prompt, infill, model }) {
+  prefill({ prompt, infill, model }) {
     // An empty prompt only loads the model; the prompt with one token to generate also fills the runner's
     // cache. No keep_alive: one in the request would override the user's OLLAMA_KEEP_ALIVE (default 5 min),
     // which the load already starts.

@@ -142,14 +142,14 @@ export class ServerGenerator implements Generator {
    * nobody reads: the next completion for the same place then only processes what changed. Rejects with the
    * same errors as generate; resolves at once when cancelled.
    */
-  async warm(prompt: Prompt, hooks: BackendHooks = {}): Promise<void> {
+  async prefill(prompt: Prompt, hooks: BackendHooks = {}): Promise<void> {
     const input = this.input(prompt, hooks);
-    const request = PROTOCOLS[this.opts.kind].warm(input);
+    const request = PROTOCOLS[this.opts.kind].prefill(input);
     try {
       await this.post(request.path, request.body, hooks.signal, (res) => drainCapped(res.body));
     } catch (err) {
       if (!this.fallBackToOwnPrompt(input, err)) throw err;
-      await this.warm(prompt, hooks);
+      await this.prefill(prompt, hooks);
     }
   }
 

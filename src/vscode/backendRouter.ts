@@ -113,11 +113,11 @@ export class BackendRouter implements vscode.Disposable {
     return 'the model is not loaded (see "Ghostline: Show Log")';
   }
 
-  /** Fills the cache at the cursor: the server's prompt cache, or the local KV cache. */
-  async warm(): Promise<void> {
+  /** Warms up the backend in use at the cursor (ModelLoader.warmUp). */
+  async warmUp(): Promise<void> {
     const service = this.service();
-    if (!service || service !== this.server?.service) return this.d.loader.warm();
-    await this.d.loader.warmWith(service);
+    if (!service || service !== this.server?.service) return this.d.loader.warmUp();
+    await this.d.loader.warmUp(service);
   }
 
   /**
@@ -192,7 +192,7 @@ export class BackendRouter implements vscode.Disposable {
     if (conn.warnings.length > 0) this.d.status.setWarning(conn.warnings.join(' '));
     this.d.log.info(`connected to ${conn.summary}`);
     this.d.status.set('idle', label);
-    void this.warm();
+    void this.warmUp();
   }
 
   dispose(): void {

@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { CompletionService } from '../completion/completionService';
-import { generateAt, type GenerateOutcome } from '../completion/generate/generateAt';
-import { type GenerateIntent, planGeneration } from '../completion/generate/plan';
+import { generateForSelection, type SelectionOutcome } from '../completion/selection/generateForSelection';
+import { type GenerateIntent, planGeneration } from '../completion/selection/plan';
 import type { Generator } from '../completion/generator';
 import { toEol, withInsertion } from '../completion/lineEndings';
 import type { Config } from './config';
@@ -41,9 +41,9 @@ const INTENT_WORDS: Record<GenerateIntent, string> = {
 const STREAM_EVERY_MS = 120;
 
 /**
- * "Ghostline: Generate from Selection": what the selection asks for (src/completion/generate/plan.ts), the
+ * "Ghostline: Generate from Selection": what the selection asks for (src/completion/selection/plan.ts), the
  * model's FIM prompt with the code after the selection as the suffix, the rules that cut the result where
- * its block ends (src/completion/generate/rules/). The result streams into a diff of the file against the
+ * its block ends (src/completion/selection/rules/). The result streams into a diff of the file against the
  * file with it inserted, at the place it will go; it is inserted only on Insert. Regenerate draws another
  * seed. Returns the inserted text (or null), for tests.
  */
@@ -68,7 +68,7 @@ export async function generateFromSelection(deps: GenerateDeps, args: GenerateAr
     return null;
   }
   const preset = deps.config.generate(doc);
-  const inputs = service.generateInputs(generator, preset);
+  const inputs = service.selectionInputs(generator, preset);
   const name = path.basename(doc.uri.path) || 'untitled';
   const id = Date.now().toString(36);
   const left = vscode.Uri.from({ scheme: REVIEW_SCHEME, path: `/${name}`, query: `original-${id}` });
@@ -148,13 +148,13 @@ interface RunContext {
 async function runOnce(
   deps: GenerateDeps,
   editor: vscode.TextEditor,
-  inputs: ReturnType<CompletionService['generateInputs']>,
+  inputs: ReturnType<CompletionService['selectionInputs']>,
   selection: { start: vscode.Position; end: vscode.Position },
   run: RunContext,
-): Promise<GenerateOutcome | null> {
+): Promise<SelectionOutcome | null> {
   const doc = editor.document;
   const done = deps.status.begin();
-  let out: GenerateOutcome | null = null;
+  let out: SelectionOutcome | null = null;
   try {
     await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: 'Ghostline: generating', cancellable: true },
@@ -165,7 +165,7 @@ async function runOnce(
         let lastPush = 0;
         let insertAt = -1;
         try {
-          out = await generateAt(inputs, {
+          out = await generateForSelection(inputs, {
             doc: documentSource(doc),
             selection,
             languageId: doc.languageId,
@@ -188,7 +188,7 @@ async function runOnce(
             },
           });
           if (!opened) await openReview(run);
-          const o = out as GenerateOutcome;
+          const o = out as SelectionOutcome;
           deps.log.info(
             `generate (${o.plan.intent}, seed ${run.seed}): ${o.stats.generatedTokens} tokens in ${Math.round(o.totalMs)} ms (${o.finishReason})` +
               `, first line ${o.firstLineMs === null ? '-' : Math.round(o.firstLineMs)} ms${o.droppedBy ? `, dropped by ${o.droppedBy}` : ''}`,
@@ -206,7 +206,7 @@ async function runOnce(
   } finally {
     done();
   }
-  const o = out as GenerateOutcome | null;
+  const o = out as SelectionOutcome | null;
   if (!o || o.finishReason === 'cancelled') {
     void vscode.window.showInformationMessage('Ghostline: generation cancelled.');
     return null;

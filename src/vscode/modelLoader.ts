@@ -93,7 +93,7 @@ export class ModelLoader {
       this.status.setDevice(where);
       this.status.set('idle', info.name);
       if (options.device === 'gpu' && info.device.device === 'cpu' && !this.gpuFailed) this.warnNoGpu(info.device);
-      void this.warm();
+      void this.warmUp();
       return true;
     } catch (err) {
       if (gen !== this.generation) return false;
@@ -150,15 +150,12 @@ export class ModelLoader {
   }
 
   /**
-   * Fills the KV cache at the cursor with the very prompt the next suggestion uses (a completion request
-   * whose result also lands in the cache), so the first keystroke only prefills a few tokens.
+   * Fills the cache at the cursor with the very prompt the next suggestion uses, so the first keystroke only
+   * prefills a few tokens: `service`'s own prefill where its backend has one (a server's prompt cache), else a
+   * completion request whose result also lands in the local KV cache. `service` defaults to the local model's.
    */
-  async warm(): Promise<void> {
-    if (this.service) await this.warmWith(this.service);
-  }
-
-  /** Warms `service` at the cursor: its generator's own warm-up (a server's prompt cache) where it has one. */
-  async warmWith(service: CompletionService): Promise<void> {
+  async warmUp(service: CompletionService | null = this.service): Promise<void> {
+    if (!service) return;
     const editor = vscode.window.activeTextEditor;
     if (!editor) return;
     const t0 = performance.now();
@@ -172,7 +169,7 @@ export class ModelLoader {
     };
     try {
       // A server fills its prompt cache without generating; the local engine warms with a real suggestion.
-      if (await service.warm(req)) {
+      if (await service.prefill(req)) {
         this.log.info(`warmed the server's prompt cache at the cursor in ${Math.round(performance.now() - t0)} ms`);
         return;
       }

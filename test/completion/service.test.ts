@@ -162,8 +162,8 @@ test('warm(): the prompt and infill parts complete() sends, to the backend warm-
       const seq = { ...cancelledResult(), finishReason: 'eos' as const, text: 'x' };
       return { ...seq, sequences: [seq] };
     },
-    async warm(prompt, hooks) {
-      record('warm', prompt, hooks);
+    async prefill(prompt, hooks) {
+      record('prefill', prompt, hooks);
     },
   };
   const withExtra = { ...settings, extraContextChars: 2000 };
@@ -176,11 +176,11 @@ test('warm(): the prompt and infill parts complete() sends, to the backend warm-
   svc.ring.add('util.py', ['def helper(x):', '    return x * 2', ''], 0);
   const at = FILE.indexOf('    print(') + 4;
   const ac = new AbortController();
-  assert.equal(await svc.warm(request(FILE, at), ac.signal), true);
+  assert.equal(await svc.prefill(request(FILE, at), ac.signal), true);
   await svc.complete(request(FILE, at));
   assert.deepEqual(
     calls.map((c) => c.kind),
-    ['warm', 'generate'],
+    ['prefill', 'generate'],
   );
   const [warm, gen] = calls;
   assert.equal(warm.signal, ac.signal, 'the caller can cancel the warm-up');
@@ -189,5 +189,5 @@ test('warm(): the prompt and infill parts complete() sends, to the backend warm-
   assert.ok(warm.prompt.includes('def read_lines(path):') && warm.prompt.includes('def helper(x):'), warm.prompt);
   assert.equal(warm.infill?.extra.length, 1);
   // The local engine has no warm request: the caller falls back to a completion.
-  assert.equal(await service().warm(request(FILE, at)), false);
+  assert.equal(await service().prefill(request(FILE, at)), false);
 });

@@ -148,7 +148,7 @@ test('warm() fills the slot: the completion for the same request then reuses alm
   assert.ok(cold.stats && cold.stats.promptTokens > 20, JSON.stringify(cold.stats));
   assert.ok(cold.stats.reusedTokens < cold.stats.promptTokens / 2, `cold: reused ${cold.stats.reusedTokens} of ${cold.stats.promptTokens}`);
   const req = request('import json\n\n\ndef load_settings(text):\n    """Settings from JSON text."""\n    return ', tail);
-  assert.equal(await svc.warm(req), true);
+  assert.equal(await svc.prefill(req), true);
   const warm = await svc.complete(req);
   assert.equal(warm.source, 'model');
   assert.ok(warm.stats && warm.stats.promptTokens > 20, JSON.stringify(warm.stats));

@@ -77,7 +77,7 @@ test("a model the server cannot fill in the middle for: Ghostline's own prompt, 
     assert.equal(second.prompt, own);
     // The next request (and warm-up) goes straight to the own prompt: no second refusal.
     await gen.generate(own, { maxNewTokens: 16 }, { infill });
-    await gen.warm(own, { infill });
+    await gen.prefill(own, { infill });
     assert.equal(srv.requests.length, 4);
     assert.ok((srv.requests.slice(2) as Record<string, unknown>[]).every((b) => b.raw === true && b.suffix === undefined));
   } finally {
@@ -493,7 +493,7 @@ test('warm: the prompt into the cache and nothing generated: llama.cpp n_predict
   });
   try {
     const llama = new ServerGenerator({ kind: 'llama.cpp', url: srv.url, timeoutMs: 5000 });
-    assert.equal(await llama.warm('unused', { infill, onText: () => assert.fail('nothing streams') }), undefined);
+    assert.equal(await llama.prefill('unused', { infill, onText: () => assert.fail('nothing streams') }), undefined);
     assert.equal(srv.paths[0], '/infill');
     assert.deepEqual(srv.requests[0], {
       input_prefix: infill.prefix,
@@ -504,21 +504,21 @@ test('warm: the prompt into the cache and nothing generated: llama.cpp n_predict
       cache_prompt: true,
       stream: false,
     });
-    await llama.warm('<fim_prefix>a<fim_suffix>b<fim_middle>');
+    await llama.prefill('<fim_prefix>a<fim_suffix>b<fim_middle>');
     assert.equal(srv.paths[1], '/completion');
     assert.deepEqual(srv.requests[1], { prompt: '<fim_prefix>a<fim_suffix>b<fim_middle>', n_predict: 0, cache_prompt: true, stream: false });
 
-    await new ServerGenerator({ kind: 'openai', url: srv.url, model: 'm', timeoutMs: 5000 }).warm('P');
+    await new ServerGenerator({ kind: 'openai', url: srv.url, model: 'm', timeoutMs: 5000 }).prefill('P');
     assert.equal(srv.paths[2], '/v1/completions');
     assert.deepEqual(srv.requests[2], { model: 'm', prompt: 'P', max_tokens: 1, temperature: 0, stream: false });
 
-    await new ServerGenerator({ kind: 'ollama', url: srv.url, model: 'm', timeoutMs: 5000 }).warm('P', { infill });
+    await new ServerGenerator({ kind: 'ollama', url: srv.url, model: 'm', timeoutMs: 5000 }).prefill('P', { infill });
     assert.equal(srv.paths[3], '/api/generate');
     assert.deepEqual(srv.requests[3], { model: 'm', prompt: infill.prefix + infill.middle, suffix: infill.suffix, stream: false, options: { num_predict: 1 } });
 
     const ac = new AbortController();
     ac.abort();
-    await llama.warm('p', { signal: ac.signal });
+    await llama.prefill('p', { signal: ac.signal });
     assert.equal(srv.requests.length, 4, 'cancelled: no request');
   } finally {
     await srv.close();
@@ -533,7 +533,7 @@ test('warm fails as generate does: the same ServerError', async () => {
   try {
     const gen = new HealthCheckedGenerator(new ServerGenerator({ kind: 'llama.cpp', url: srv.url, timeoutMs: 5000 }), new ServerHealth());
     const busy = (e: unknown) => e instanceof ServerError && e.retryable && /answered 503: the server is busy, retry after 7 s/.test(e.message);
-    await assert.rejects(gen.warm('p', { infill }), busy);
+    await assert.rejects(gen.prefill('p', { infill }), busy);
     await assert.rejects(gen.generate('p', {}), (e: unknown) => e instanceof ServerError && /unavailable .*busy.*trying again in 7 s/.test(e.message));
     assert.equal(srv.requests.length, 1, "the warm-up's Retry-After holds the completion back too");
   } finally {
@@ -545,7 +545,7 @@ test('warm fails as generate does: the same ServerError', async () => {
   try {
     for (const kind of ['llama.cpp', 'openai', 'ollama'] as const) {
       await assert.rejects(
-        new ServerGenerator({ kind, url: flood.url, model: 'm', timeoutMs: 60_000 }).warm('p', { infill }),
+        new ServerGenerator({ kind, url: flood.url, model: 'm', timeoutMs: 60_000 }).prefill('p', { infill }),
         /the server sent more than 1048576 bytes in answer to a warm-up/,
         kind,
       );
@@ -554,7 +554,7 @@ test('warm fails as generate does: the same ServerError', async () => {
   } finally {
     await flood.close();
   }
-  await assert.rejects(new ServerGenerator({ kind: 'ollama', url: await refusedUrl(), timeoutMs: 2000 }).warm('p'), /nothing listens there/);
+  await assert.rejects(new ServerGenerator({ kind: 'ollama', url: await refusedUrl(), timeoutMs: 2000 }).prefill('p'), /nothing listens there/);
 });
 
 test('a server that ignores max_tokens is cut off by the client at a bound on characters per token', async () => {

@@ -196,7 +196,7 @@ export class SyntaxRefiner {
   }
 
   /**
-   * For Generate from Selection's rules (src/completion/generate/): calls `use` with the tree of the window
+   * For Generate from Selection's rules (src/completion/selection/): calls `use` with the tree of the window
    * with `text` inserted at the cursor (brackets the window leaves open closed virtually, as refine() does)
    * and the grammar's block node types. Null when nothing is parsed (no grammar yet, too large, a timeout,
    * an error); never throws. The tree is freed after `use` returns.

@@ -9,7 +9,7 @@ import type { DeviceReport } from '../shared/device';
 import type { FromWorker, ToWorker, WorkerStats } from '../shared/protocol';
 import type { Prompt } from '../shared/prompt';
 import type { GenerateHooks, GenerateResult, GenerationStats, ModelInfo } from '../shared/types';
-import { WARM_ASIDE_OPTIONS, WARM_PREFILL_CHUNK } from '../shared/warmAside';
+import { PREFILL_ASIDE_OPTIONS, PREFILL_ASIDE_CHUNK } from '../shared/prefillAside';
 import { startWorker, type WorkerHost, type WorkerKind } from './workerHost';
 
 /** An error reported by the worker, keeping the name it had there (ModelFolderError, RequestError...). */
@@ -112,9 +112,9 @@ export class EngineClient {
     }
   }
 
-  /** Generator.warmAside, in the worker (shared/warmAside.ts). */
-  async warmAside(prompt: Prompt, hooks: { signal?: AbortSignal } = {}): Promise<void> {
-    await this.generate(prompt, WARM_ASIDE_OPTIONS, { signal: hooks.signal, prefillChunk: WARM_PREFILL_CHUNK });
+  /** Generator.prefillAside, in the worker (shared/prefillAside.ts). */
+  async prefillAside(prompt: Prompt, hooks: { signal?: AbortSignal } = {}): Promise<void> {
+    await this.generate(prompt, PREFILL_ASIDE_OPTIONS, { signal: hooks.signal, prefillChunk: PREFILL_ASIDE_CHUNK });
   }
 
   async tokenize(text: string): Promise<number[]> {

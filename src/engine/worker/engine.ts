@@ -9,7 +9,7 @@ import { LeanKvCache } from '../model/leanCache';
 import { planMovedRuns, type MovedRun } from '../model/movedRuns';
 import { commonPrefixLength } from '../model/kvCache';
 import { configInvFreq } from '../model/rotary';
-import { WARM_ASIDE_OPTIONS, WARM_PREFILL_CHUNK } from '../shared/warmAside';
+import { PREFILL_ASIDE_OPTIONS, PREFILL_ASIDE_CHUNK } from '../shared/prefillAside';
 import { eosIds, readModelFolder, type ModelFolder } from '../model/modelFolder';
 import { OnnxCausalLM, defaultThreads, onnxWeightBytes, type AnyKvCache } from '../model/onnxModel';
 import type { DeviceReport } from '../shared/device';
@@ -181,9 +181,9 @@ export class Engine {
     return run;
   }
 
-  /** Generator.warmAside (shared/warmAside.ts): the prompt prefilled, the cache in use kept beside it. */
-  async warmAside(prompt: Prompt, hooks: { signal?: AbortSignal } = {}): Promise<void> {
-    await this.generate(prompt, WARM_ASIDE_OPTIONS, { signal: hooks.signal, prefillChunk: WARM_PREFILL_CHUNK });
+  /** Generator.prefillAside (shared/prefillAside.ts): the prompt prefilled, the cache in use kept beside it. */
+  async prefillAside(prompt: Prompt, hooks: { signal?: AbortSignal } = {}): Promise<void> {
+    await this.generate(prompt, PREFILL_ASIDE_OPTIONS, { signal: hooks.signal, prefillChunk: PREFILL_ASIDE_CHUNK });
   }
 
   async dispose(): Promise<void> {

@@ -18,7 +18,7 @@ import { type ProcessedResult, processGenerated } from './rules/pipeline';
 import { syntaxProbe } from './syntaxProbe';
 
 /** What Generate from Selection shares with inline completion for one backend. */
-export interface GenerateInputs {
+export interface SelectionInputs {
   generator: Generator;
   template: FimTemplate | null;
   /** The model's context in tokens and its tokenizer's characters per token (measured), to size the prompt. */
@@ -36,7 +36,7 @@ export interface GenerateInputs {
   syntax: SyntaxRefiner | null;
 }
 
-export interface GenerateRequest {
+export interface SelectionRequest {
   doc: TextSource;
   selection: SelectionRange;
   languageId: string;
@@ -53,7 +53,7 @@ export interface GenerateRequest {
   onText?: (soFar: string) => void;
 }
 
-export interface GenerateOutcome extends ProcessedResult {
+export interface SelectionOutcome extends ProcessedResult {
   plan: GeneratePlan;
   /** The model's text, after the body lead (bodyLead.ts) when there is one. */
   raw: string;
@@ -71,7 +71,11 @@ export interface GenerateOutcome extends ProcessedResult {
  * FIM prompt with the extra chunks, the generate preset with its limits, then the rules
  * (rules/pipeline.ts). The VS Code command, the evaluation (bench/qualityGenerate.ts) and tests drive it.
  */
-export async function generateAt(inputs: GenerateInputs, req: GenerateRequest, now: () => number = () => performance.now()): Promise<GenerateOutcome> {
+export async function generateForSelection(
+  inputs: SelectionInputs,
+  req: SelectionRequest,
+  now: () => number = () => performance.now(),
+): Promise<SelectionOutcome> {
   const t0 = now();
   const plan = planGeneration(req.doc, req.selection);
   const { template, preset } = inputs;

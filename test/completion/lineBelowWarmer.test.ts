@@ -16,7 +16,7 @@ before(async () => {
 });
 after(async () => engine.dispose());
 
-/** The real engine, with its warm-ups recorded; `aside: false` hides warmAside (a backend with one prompt cache). */
+/** The real engine, with its warm-ups recorded; `aside: false` hides prefillAside (a backend with one prompt cache). */
 function backend(aside = true) {
   const warmed: string[] = [];
   const prefilled: number[] = [];
@@ -28,9 +28,9 @@ function backend(aside = true) {
     },
     ...(aside
       ? {
-          warmAside: (prompt, hooks) => {
+          prefillAside: (prompt, hooks) => {
             warmed.push(promptText(prompt));
-            return engine.warmAside(prompt, hooks);
+            return engine.prefillAside(prompt, hooks);
           },
         }
       : {}),
@@ -82,7 +82,7 @@ test('at the end of the line above an anchor line the line below is warmed aside
   assert.equal(enter.source, 'model');
   assert.ok(prefilled.at(-1)! <= 4, `prefilled ${prefilled.at(-1)}`);
 
-  // Without warmAside the same Enter re-runs everything after the prefix.
+  // Without prefillAside the same Enter re-runs everything after the prefix.
   const cold = backend(false);
   const plain = service(cold.g);
   engine.resetCache();

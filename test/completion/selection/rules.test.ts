@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
-import { planGeneration } from '../../../src/completion/generate/plan';
-import { GENERATE_RULES, processGenerated } from '../../../src/completion/generate/rules/pipeline';
-import type { GenerateRuleContext } from '../../../src/completion/generate/rules/ruleContext';
-import { syntaxProbe } from '../../../src/completion/generate/syntaxProbe';
+import { planGeneration } from '../../../src/completion/selection/plan';
+import { GENERATE_RULES, processGenerated } from '../../../src/completion/selection/rules/pipeline';
+import type { GenerateRuleContext } from '../../../src/completion/selection/rules/ruleContext';
+import { syntaxProbe } from '../../../src/completion/selection/syntaxProbe';
 import { leadingWhitespace, textSource } from '../../../src/completion/context/documentContext';
 import type { FinishReason } from '../../../src/engine/shared/types';
 import { SyntaxRefiner } from '../../../src/completion/syntax/syntaxRefiner';
@@ -27,7 +27,7 @@ interface GoldenCase {
   expected: string[] | null;
 }
 
-const GOLDEN = path.join(ROOT, 'test', 'completion', 'generate', 'golden');
+const GOLDEN = path.join(ROOT, 'test', 'completion', 'selection', 'golden');
 // A generous parse timeout: a golden answer must not depend on how busy the machine is.
 const refiner = new SyntaxRefiner({ parseTimeoutMs: 2000 });
 const LANGUAGES = ['python', 'typescript', 'javascript'];

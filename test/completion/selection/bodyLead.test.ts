@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { textSource } from '../../../src/completion/context/documentContext';
-import { bodyLead, indentUnit } from '../../../src/completion/generate/bodyLead';
-import { planGeneration } from '../../../src/completion/generate/plan';
+import { bodyLead, indentUnit } from '../../../src/completion/selection/bodyLead';
+import { planGeneration } from '../../../src/completion/selection/plan';
 
 /** The lead for a selection of whole lines `from`..`to` (0-based, inclusive) of `lines`. */
 function leadFor(lines: string[], from: number, to: number, fallback?: string): string {
