@@ -1,5 +1,5 @@
 // npm run bench:context-replay [-- --threads N] [--quick] [--shapes 0.5b] [--rounds R]
-// Issue 42: what repository context costs while typing. The replay of bench:pause (the same frozen files, the
+// Issue 42: what repository context costs while typing. The replay of bench:pause-latency (the same frozen files, the
 // same rhythm) with context off and on, alternating, on the default model and the random-weight Qwen2.5-Coder
 // shapes: prefilled tokens per keystroke (the KV cache keeps working), the pause latency (p50/p90 must not get
 // worse by more than 10% on the 0.5B shape), and the gathering (in the background: its time per gather, and the

@@ -1,4 +1,4 @@
-// npm run bench:vs-llama-server [-- --shapes 0.5b,1.5b] [--rounds 3] [--threads 2] [--llama-huge-pages]:
+// npm run bench:decode-vs-llama-server [-- --shapes 0.5b,1.5b] [--rounds 3] [--threads 2] [--llama-huge-pages]:
 // issue 24's decode and prefill ratios. Ghostline's engine on the converter's q4 graph, in the worker process
 // the editor and the CLI start (so with its environment: huge pages, host/hugePageMalloc.ts), against
 // llama-server (llama.cpp built here by scripts/llama-server.js) on a Q4_0 GGUF of the same random-weight
@@ -39,7 +39,7 @@ async function main() {
   const llamaHugePages = argv.includes('--llama-huge-pages');
   const rounds = Number(arg('rounds') ?? 3);
   const shapes = shapesArg(arg('shapes'));
-  const log = (s: string) => console.error(`[bench:vs-llama-server ${new Date().toISOString().slice(11, 19)}] ${s}`);
+  const log = (s: string) => console.error(`[bench:decode-vs-llama-server ${new Date().toISOString().slice(11, 19)}] ${s}`);
   const { startLlamaServer } = require(path.join(root, 'scripts', 'llama-server.js')) as {
     startLlamaServer: (o: { model: string; contextSize: number; extraArgs: string[] }) => Promise<LlamaServer>;
   };
@@ -108,7 +108,7 @@ async function main() {
     }
   }
   const out = {
-    command: `npm run bench:vs-llama-server -- ${argv.join(' ')}`.trim(),
+    command: `npm run bench:decode-vs-llama-server -- ${argv.join(' ')}`.trim(),
     machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, instruction_set: cpuFlags(), node: process.version, loadavg_at_end: os.loadavg() },
     threads,
     rounds,

@@ -4,7 +4,7 @@
 // lengths are recorded (tokens in all, tokens to the first complete line). The random-weight checkpoints of
 // Qwen2.5-Coder 0.5B and 1.5B (converted to q4, bench/qwenPath.ts) then write as many tokens for the same
 // selections (content stops off: random weights never end a line where code would; the time budget stays;
-// prompt lookup off, as in bench:pause, since random weights accept no draft), and the time to the recorded
+// prompt lookup off, as in bench:pause-latency, since random weights accept no draft), and the time to the recorded
 // first line and to the whole result is measured. Writes
 // bench/results/generate-speed.json.
 import * as fs from 'node:fs';

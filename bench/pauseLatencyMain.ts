@@ -1,4 +1,4 @@
-// npm run bench:pause [-- --threads N] [--quick] [--shapes 0.5b,1.5b]: the wait users feel, issue 24.
+// npm run bench:pause-latency [-- --threads N] [--quick] [--shapes 0.5b,1.5b]: the wait users feel, issue 24.
 // 1. The default model types the replay files through the editor's pipeline; every request's length and stop
 //    reason is recorded (a real model's lengths), with the pause latency, completed/cancelled and the cost.
 // 2. The random-weight Qwen2.5-Coder 0.5B and 1.5B shapes (converted to q4 once, cached in the bench cache)
@@ -19,7 +19,7 @@ async function main() {
   const quick = argv.includes('--quick');
   const threads = Number(arg('threads') ?? 2);
   const shapes = shapesArg(arg('shapes'));
-  const log = (s: string) => console.error(`[bench:pause ${new Date().toISOString().slice(11, 19)}] ${s}`);
+  const log = (s: string) => console.error(`[bench:pause-latency ${new Date().toISOString().slice(11, 19)}] ${s}`);
   const workerPath = path.join(root, 'dist', 'worker.js');
   // Frozen copies of two of our files (completionService.ts at 60a7989, make_random_checkpoint.py): the replay
   // types the same text whatever the sources become, so runs of different commits compare.
@@ -48,7 +48,7 @@ async function main() {
     keys[`cpu.${key(shape)}.cpu_s_per_100_keys`] = runs[shape].cost.cpu_s_per_100_keys;
   }
   const out = {
-    command: `npm run bench:pause -- ${argv.join(' ')}`.trim(),
+    command: `npm run bench:pause-latency -- ${argv.join(' ')}`.trim(),
     machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, instruction_set: cpuFlags(), node: process.version, loadavg_at_start: loadavg },
     threads,
     files: files.map((f) => path.relative(root, f)),

@@ -1,4 +1,4 @@
-// npm run bench:quant-loss [-- --model DIR]
+// The quantization loss measurement behind `npm run eval:quant-loss` (quantLossMain.ts) and eval:gguf-quant-loss.
 // What 8-bit and 4-bit weights cost in loss: the checkpoint (model.safetensors) converted by `ghostline convert`
 // to fp32, int8 and q4 (accuracy level 4, as shipped, and 0; blocks of 32, 64 and 128), then the mean negative log-likelihood per token of
 // the default model's held-out files (tools/model/eval/heldout.jsonl: files never trained on), in windows of
@@ -114,16 +114,4 @@ function nll(row: Float32Array, target: number): number {
   let z = 0;
   for (let i = 0; i < row.length; i++) z += Math.exp(row[i] - max);
   return Math.log(z) + max - row[target];
-}
-
-if (require.main === module) {
-  const i = process.argv.indexOf('--model');
-  const dir = i > 0 ? process.argv[i + 1] : defaultModelDir();
-  quantLoss(dir).then(
-    (r) => console.log(JSON.stringify(r, null, 2)),
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
 }

@@ -1,4 +1,4 @@
-// npm run bench:qwen [-- --threads N] [--qwen-checkpoint DIR] [--no-llama]: the Qwen2.5-Coder-0.5B path of
+// npm run bench:qwen-path [-- --threads N] [--qwen-checkpoint DIR] [--no-llama]: the Qwen2.5-Coder-0.5B path of
 // `npm run bench` alone (converter, engine against llama.cpp on the same Q4_0 codes at 128 and 1,200 prompt
 // tokens, bandwidth fraction, typing replay on the converted graph), without the default-model rows and the
 // torch.onnx export (no torch needed). Writes bench/results/qwen-path.json.
@@ -15,7 +15,7 @@ async function main() {
   const argv = process.argv.slice(2);
   const arg = (name: string) => flagValue(argv, name);
   const root = packageRoot(__dirname);
-  const log = (s: string) => console.error(`[bench:qwen ${new Date().toISOString().slice(11, 19)}] ${s}`);
+  const log = (s: string) => console.error(`[bench:qwen-path ${new Date().toISOString().slice(11, 19)}] ${s}`);
   const threads = Number(arg('threads') ?? 2);
   const checkpoint = arg('qwen-checkpoint') ?? ensureQwenCheckpoint(root, log);
   const benchDeps = argv.includes('--no-llama') ? null : ensureNodeLlamaCpp(root);
@@ -38,7 +38,7 @@ async function main() {
     log,
   });
   const out = {
-    command: `npm run bench:qwen -- ${argv.join(' ')}`.trim(),
+    command: `npm run bench:qwen-path -- ${argv.join(' ')}`.trim(),
     started_at: startedAt,
     machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, loadavg_at_start: loadavg },
     read_bandwidth_gb_s: Math.round(readBandwidth / 1e8) / 10,

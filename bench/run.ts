@@ -22,7 +22,7 @@ async function main() {
   const argv = process.argv.slice(2);
   // `npm run bench -- --server`: the team-server load bench (the same as npm run bench:server).
   if (argv.includes('--server')) {
-    require('./serverLoad');
+    require('./serverLoadMain');
     return;
   }
   const arg = (name: string) => flagValue(argv, name);

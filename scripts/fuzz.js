@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run fuzz [-- --scale N --seed S]`: the property-based tests (test/**/*.property.test.ts) in long mode:
+// `npm run test:fuzz [-- --scale N --seed S]`: the property-based tests (test/**/*.property.test.ts) in long mode:
 // N times the cases `npm test` runs (default 20) with a fresh seed, printed so that a failure can be replayed
 // with `--seed`. `npm test` runs the same properties with seed 42 and the base counts.
 

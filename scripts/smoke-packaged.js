@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run smoke:packaged -- [--target linux-x64,linux-arm64,win32-x64] [--vsix-dir DIR] [--json FILE]
+// npm run test:packaged -- [--target linux-x64,linux-arm64,win32-x64] [--vsix-dir DIR] [--json FILE]
 //
 // Runs what users install: each target's .vsix is unpacked and its own CLI (bundle, worker process, IPC, the
 // packaged onnxruntime binding and library, the tree-sitter grammars, the bundled model) is run with Node for
@@ -254,7 +254,7 @@ async function main() {
 main().then(
   (code) => process.exit(code),
   (err) => {
-    console.error(`smoke:packaged: ${err instanceof Error ? err.message : err}`);
+    console.error(`test:packaged: ${err instanceof Error ? err.message : err}`);
     process.exit(1);
   },
 );

@@ -16,10 +16,9 @@ import { type GeneratePreset, inlineDecodeOptions, inlineMode, type InlineMode }
 import { buildPrompt, promptHeadMoves } from './prompt/buildPrompt';
 import type { FimTemplate } from './prompt/fimTemplates';
 import type { SyntaxRefiner } from './syntax/syntaxRefiner';
-import { checkWindow } from './syntax/syntaxWindow';
 import { insertAt } from './textOverlay';
 import type { CompletionOutcome, CompletionRequest, CompletionSettings, DocumentContext, ExtraChunk, ModelTraits, ScoredItems } from './types';
-import { gate, scoredSuggestion, type SuggestionPlace, suggestionText } from './suggestionStages';
+import { gate, placeOf, scoredSuggestion, suggestionText } from './suggestionStages';
 
 const NOTHING: ScoredItems = Object.freeze({ items: [], confidence: null }) as ScoredItems;
 /** What waiting on an in-flight generation gives when its text stopped agreeing with what was typed. */
@@ -237,23 +236,7 @@ export class CompletionService {
     const job = new InFlight(hash, ctx.linePrefix, REUSE_GRACE_MS);
     this.inflight = job;
     job.attach(signal);
-    // The syntax checks and the bracket filter see a wider slice of the document than the model does.
-    const check = checkWindow(req.doc, req.cursor, ctx, req.languageId);
-    const place: SuggestionPlace = {
-      filters: {
-        linePrefix: ctx.linePrefix,
-        lineSuffix: ctx.lineSuffix,
-        nextLines: ctx.nextLines,
-        lineAbove: ctx.lineAbove,
-        indent: ctx.indent,
-        openAtCursor: check.openAtCursor,
-        closedAfterCursor: check.closedAfterCursor,
-      },
-      check,
-      syntax: this.syntax ?? null,
-      ctx,
-      languageId: req.languageId,
-    };
+    const place = placeOf(req, ctx, this.syntax ?? null);
     // A block's first line is shown as soon as it is written; the rest goes on into the cache (see below).
     const early = mode === 'block' && alternatives === 1;
     let firstLine: (line: FirstLine) => void = () => undefined;

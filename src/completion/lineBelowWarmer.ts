@@ -4,7 +4,7 @@ import type { Generator } from './generator';
 
 /**
  * The line below is warmed once the user has not typed for this long after an answer (typing runs at 100-200 ms a
- * key): on bench:pause's replay, warming at once after every answer at a line end took 20% more CPU on the
+ * key): on bench:pause-latency's replay, warming at once after every answer at a line end took 20% more CPU on the
  * default model, nearly all of it abandoned by the next keystroke.
  */
 export const WARM_AFTER_IDLE_MS = 200;

@@ -5,13 +5,13 @@ import type { Calibration } from './gate/calibration';
 import { gateThreshold } from './gate/gateThreshold';
 import { scoreSuggestion } from './gate/scoreSuggestion';
 import type { SyntaxRefiner } from './syntax/syntaxRefiner';
-import type { CheckWindow } from './syntax/syntaxWindow';
-import type { DocumentContext, ScoredItems } from './types';
+import { type CheckWindow, checkWindow } from './syntax/syntaxWindow';
+import type { CompletionRequest, DocumentContext, ScoredItems } from './types';
 
 /**
  * What the model wrote becomes a suggestion through these stages, in this order, for a whole answer and for a
  * block's first line alike (CompletionService.runModel); the gate then decides, with the request, whether it
- * is shown. Generate from Selection has its own list (generate/rules/pipeline.ts).
+ * is shown. Generate from Selection has its own list (selection/rules/pipeline.ts).
  */
 
 /** What the stages know about the place the suggestion goes. */
@@ -23,6 +23,26 @@ export interface SuggestionPlace {
   syntax: SyntaxRefiner | null;
   ctx: DocumentContext;
   languageId: string;
+}
+
+/** The place of a request: the syntax checks and the bracket filter see a wider slice of the document than the model does. */
+export function placeOf(req: Pick<CompletionRequest, 'doc' | 'cursor' | 'languageId'>, ctx: DocumentContext, syntax: SyntaxRefiner | null): SuggestionPlace {
+  const check = checkWindow(req.doc, req.cursor, ctx, req.languageId);
+  return {
+    filters: {
+      linePrefix: ctx.linePrefix,
+      lineSuffix: ctx.lineSuffix,
+      nextLines: ctx.nextLines,
+      lineAbove: ctx.lineAbove,
+      indent: ctx.indent,
+      openAtCursor: check.openAtCursor,
+      closedAfterCursor: check.closedAfterCursor,
+    },
+    check,
+    syntax,
+    ctx,
+    languageId: req.languageId,
+  };
 }
 
 /** A text stage: the text it passes on, or null to drop the suggestion. */

@@ -100,7 +100,7 @@ export async function connectServer(r: ConnectRequest): Promise<ServerConnection
       Object.assign(setup, tokens.setup);
       if (tokens.template) template = tokens.template;
       // The served model reads the local model's own token sequences: its log-probabilities are the local
-      // model's (bench:server-quality), so the local model's calibration gates them, not the generic one.
+      // model's (eval:server-quality), so the local model's calibration gates them, not the generic one.
       if (verdict === 'same' || verdict === 'ids') {
         const cal = readCalibration(r.localModelDir);
         traits.calibration = cal.calibration;

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { endsInLongLoop, LOOP_STOP_CHARS, repeatsStatementAbove, thirdIdenticalLine } from '../../src/engine/shared/loopCheck';
 import { TextStopper } from '../../src/engine/shared/textStopper';
 
-// Lines the default model wrote on the typing replay (bench:pause), each cut off at max_new_tokens.
+// Lines the default model wrote on the typing replay (bench:pause-latency), each cut off at max_new_tokens.
 const LOOPS = [
   'e(s, t0, t0, t0, t0, t0, t0, t0, t0, t0, t0, t0, t0, t0, t0, t0, t0, t0',
   'eq, ctx, ctx, ctx, ctx, ctx, ctx, ctx, ctx, ctx, ctx, ctx, ctx, ctx, ctx',

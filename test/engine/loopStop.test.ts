@@ -5,7 +5,7 @@ import { defaultModelDir } from '../../src/engine/host/defaultModel';
 import { Engine } from '../../src/engine/worker/engine';
 import { ROOT } from '../helpers';
 
-// The default model loops on these lines, as it did on the typing replay (bench:pause), until max_new_tokens.
+// The default model loops on these lines, as it did on the typing replay (bench:pause-latency), until max_new_tokens.
 const PROMPTS = ['def f(s, t0, t1):\n    return g(s, t0, t0, t0, t0,', 'const rows = [[], [], [], [],'];
 
 let engine: Engine;

@@ -1,6 +1,6 @@
 /**
  * Settings of every property-based test: a fixed seed and a few thousand cases in `npm test` (CI is
- * deterministic), more cases and a fresh seed with `npm run fuzz` (FUZZ_SEED, FUZZ_SCALE). A failure prints
+ * deterministic), more cases and a fresh seed with `npm run test:fuzz` (FUZZ_SEED, FUZZ_SCALE). A failure prints
  * the seed and the path fast-check needs to replay it.
  */
 export const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? 42);

@@ -58,7 +58,7 @@ export function keepBetterFit(
 /** Fewer than this many suggestions, or right or wrong ones, fit nothing worth trusting. */
 export const MIN_SUGGESTED = 40;
 export const MIN_EACH = 8;
-/** L2 strength on standardised features (as `npm run calibrate`): a few hundred samples keep the weights modest. */
+/** L2 strength on standardised features (as `npm run gen:calibration`): a few hundred samples keep the weights modest. */
 const L2 = 4;
 
 /** Why these samples cannot be fitted, or null. */

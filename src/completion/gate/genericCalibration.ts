@@ -1,4 +1,4 @@
-// Written by `npm run calibrate`: the gate for models without their own ghostline-calibration.json.
+// Written by `npm run gen:calibration`: the gate for models without their own ghostline-calibration.json.
 // Model-agnostic features only (the model's token log-probabilities and the cursor's shape), fitted on the default model.
 import type { Calibration } from './calibration';
 
@@ -32,6 +32,6 @@ export const GENERIC_CALIBRATION: Calibration = {
     positive_rate: 0.1496,
     l2: 4,
     model_data_from: 'ghostline-code-small',
-    by: 'npm run calibrate',
+    by: 'npm run gen:calibration',
   },
 };

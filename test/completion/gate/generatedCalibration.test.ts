@@ -1,5 +1,5 @@
 /**
- * `npm run calibrate` generates two files from one fit: the default model's ghostline-calibration.json and the
+ * `npm run gen:calibration` generates two files from one fit: the default model's ghostline-calibration.json and the
  * generic calibration in src/completion/gate/genericCalibration.ts (committed source, so it is checked here).
  * A run that wrote one and not the other, or an edit by hand, leaves them describing different fits.
  */
@@ -15,7 +15,7 @@ test('the committed generic calibration comes from the same fit as the default m
   const own = JSON.parse(fs.readFileSync(path.join(defaultModelDir(ROOT), 'ghostline-calibration.json'), 'utf8'));
   const generic = GENERIC_CALIBRATION as typeof GENERIC_CALIBRATION & { fitted: Record<string, unknown> };
   for (const key of ['date', 'data', 'samples', 'positive_rate', 'l2']) {
-    assert.deepEqual(generic.fitted[key], own.fitted[key], `fitted.${key}: npm run calibrate writes both files`);
+    assert.deepEqual(generic.fitted[key], own.fitted[key], `fitted.${key}: npm run gen:calibration writes both files`);
   }
   assert.equal(generic.fitted.model_data_from, own.model);
   // The generic calibration is the model's features without the language terms, in the same order.

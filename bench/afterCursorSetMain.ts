@@ -1,4 +1,4 @@
-// node out/bench/makeAfterCursorSet.js: writes tools/model/eval/after-cursor.jsonl, positions with code after the
+// node npm run gen:after-cursor-set: writes tools/model/eval/after-cursor.jsonl, positions with code after the
 // cursor as auto-closing leaves it, derived from the eval sets' own lines (heldout.jsonl, external.jsonl): at a
 // sample's cursor line, the cursor right after an opening bracket or quote whose pair closes on the line, the
 // closers of every pair still open there right of it, and the truth what the author wrote up to the opener's

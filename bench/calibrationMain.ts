@@ -1,6 +1,6 @@
-// npm run calibrate [-- --model DIR]: fits the confidence gate from `npm run eval:quality`'s samples
+// npm run gen:calibration [-- --model DIR]: fits the confidence gate from `npm run eval:quality`'s samples
 // (bench/results/gate-samples.<set>.jsonl, run with --no-calibration so nothing is gated by an old fit; the frozen
-// split's file, were one there, is skipped: nothing is tuned on it, see bench/quality.ts).
+// split's file, were one there, is skipped: nothing is tuned on it, see bench/qualityMain.ts).
 //  - the model's calibration: every feature, fitted on all sets -> <model>/ghostline-calibration.json
 //  - the generic calibration for models without one: the model-agnostic features only (no language
 //    terms) -> src/completion/gate/genericCalibration.ts
@@ -12,12 +12,12 @@ import { CALIBRATION_FILE, confidence, type Calibration } from '../src/completio
 import { FEATURE_NAMES, type FeatureName } from '../src/completion/gate/features';
 import { fitLogistic } from '../src/completion/gate/fitLogistic';
 import { defaultModelDir, packageRoot } from '../src/engine/host/defaultModel';
-import type { GateSample } from './quality';
+import type { GateSample } from './gateSample';
 import { gateCurve, THRESHOLDS } from './qualityMetrics';
 import { median, percentile, round } from './stats';
 
 /**
- * The frozen test split (bench/quality.ts, tools/model/README.md): reported only, never fitted on. eval:quality writes
+ * The frozen test split (bench/qualityMain.ts, tools/model/README.md): reported only, never fitted on. eval:quality writes
  * no gate samples for it; a stale or hand-made gate-samples.frozen.jsonl is skipped too. (Not imported from
  * quality.ts: loading that module runs the eval.)
  */
@@ -98,13 +98,13 @@ function main() {
     positive_rate: round(scored(everything).filter((s) => s.exact).length / scored(everything).length, 4),
     l2: L2,
   };
-  const cal = fit(scored(everything), [...FEATURE_NAMES], model, { ...meta, by: 'npm run calibrate' });
-  const generic = fit(scored(everything), GENERIC, 'generic', { ...meta, model_data_from: model, by: 'npm run calibrate' });
+  const cal = fit(scored(everything), [...FEATURE_NAMES], model, { ...meta, by: 'npm run gen:calibration' });
+  const generic = fit(scored(everything), GENERIC, 'generic', { ...meta, model_data_from: model, by: 'npm run gen:calibration' });
   fs.writeFileSync(path.join(modelDir, CALIBRATION_FILE), `${JSON.stringify(cal, null, 2)}\n`);
   const genericFile = path.join(root, 'src', 'completion', 'gate', 'genericCalibration.ts');
   fs.writeFileSync(
     genericFile,
-    '// Written by `npm run calibrate`: the gate for models without their own ghostline-calibration.json.\n' +
+    '// Written by `npm run gen:calibration`: the gate for models without their own ghostline-calibration.json.\n' +
       "// Model-agnostic features only (the model's token log-probabilities and the cursor's shape), fitted on the default model.\n" +
       "import type { Calibration } from './calibration';\n\n" +
       `export const GENERIC_CALIBRATION: Calibration = ${JSON.stringify(generic, null, 2)};\n`,

@@ -1,4 +1,4 @@
-// node out/bench/serverClientOverhead.js [--requests N]: what the client alone adds to a server request.
+// node out/bench/serverClientOverheadMain.js [--requests N]: what the client alone adds to a server request.
 // A local stub answers /infill at once (three streamed tokens, then timings of 0 ms), so the latency of a
 // completion through the editor's pipeline (CompletionService -> ServerGenerator -> the extension's undici
 // transport -> loopback HTTP) is all client and HTTP cost, with no model and no server compute competing

@@ -1,8 +1,8 @@
-// npm run bench:gguf-quant-loss
+// npm run eval:gguf-quant-loss
 // What a GGUF file's own quantization costs once Ghostline converts it again: the default model as llama.cpp
 // quantizes it (its F32 GGUF from tools/model/export_gguf.py, then llama.cpp's own `llama-quantize` into the formats
 // the hub's GGUF repos carry), each converted by `ghostline convert` to q4 and to int8, against the same model
-// converted from its safetensors. Scored as bench:quant-loss scores: mean negative log-likelihood per token of the
+// converted from its safetensors. Scored as eval:quant-loss scores: mean negative log-likelihood per token of the
 // held-out files, in windows of the model's context. Needs the llama-server tier's build (cmake, g++; once).
 // Writes bench/results/gguf-quant-loss.json.
 import * as fs from 'node:fs';
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     const conv = await convertCheckpoint({ from, out: path.join(work, `${source}-${quant}`), quant });
     const { nll } = await meanNll(conv.onnxFile, config, windows);
     rows.push({ source, quant, nll: round(nll, 5), deltaVsFp32: 0, bytes: conv.bytes });
-    console.error(`[bench:gguf-quant-loss] ${source} -> ${quant}: ${nll.toFixed(5)} nats/token`);
+    console.error(`[eval:gguf-quant-loss] ${source} -> ${quant}: ${nll.toFixed(5)} nats/token`);
   };
   try {
     await score('safetensors', modelDir, 'fp32');
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   const fp32 = rows[0].nll;
   for (const r of rows) r.deltaVsFp32 = round(r.nll - fp32, 5);
   const out = {
-    command: 'npm run bench:gguf-quant-loss',
+    command: 'npm run eval:gguf-quant-loss',
     date: new Date().toISOString(),
     model: path.basename(modelDir),
     tokens: windows.reduce((n, w) => n + w.length - 1, 0),
@@ -72,6 +72,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(`bench:gguf-quant-loss: ${err instanceof Error ? err.stack : String(err)}`);
+  console.error(`eval:gguf-quant-loss: ${err instanceof Error ? err.stack : String(err)}`);
   process.exit(1);
 });

@@ -7,7 +7,7 @@
 // and the gate's precision/coverage curve. Every sample goes through the editor's own pipeline
 // (CompletionService: context windows, prompt, engine, filters, gate), at an automatic trigger.
 // Default sets: heldout and external (tuned on) and frozen (the frozen test split, never tuned on: reported only).
-// Writes bench/results/quality.json and, per tuned-on set, the gate's features and labels for `npm run calibrate`
+// Writes bench/results/quality.json and, per tuned-on set, the gate's features and labels for `npm run gen:calibration`
 // (none for the frozen split, so that no fit or threshold reads it).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -26,10 +26,11 @@ import { oracleReport } from './qualityOracle';
 import { median, round, wilson } from './stats';
 import { completeSample, LANGUAGE_IDS, readEvalSamples } from './evalSet';
 import { flagValue } from './machine';
+import type { GateSample } from './gateSample';
 
 /**
  * The eval sets the pipeline was tuned on (gate threshold, context anchor spacing, filters), in tools/model/eval/.
- * after-cursor (bench/makeAfterCursorSet.ts): positions from the other two's lines with code after the cursor as
+ * after-cursor (bench/afterCursorSetMain.ts): positions from the other two's lines with code after the cursor as
  * auto-closing leaves it, so the gate's fit sees some (its code_after_cursor weight was 0 without them).
  */
 const TUNED_SETS = ['heldout', 'external', 'after-cursor'];
@@ -37,30 +38,11 @@ const TUNED_SETS = ['heldout', 'external', 'after-cursor'];
 /**
  * The frozen test split, tools/model/eval/frozen.jsonl: packages in neither the corpus nor the tuned-on sets, and
  * nothing is tuned on it; it is only reported, next to the tuned-on sets, as the number to trust. Its gate samples
- * are not written (bench/results/gate-samples.<set>.jsonl): `npm run calibrate` fits the gate on every such file
+ * are not written (bench/results/gate-samples.<set>.jsonl): `npm run gen:calibration` fits the gate on every such file
  * (and skips a frozen one if it is there), and gateThreshold.ts's threshold was read off them.
  */
 const FROZEN_SET = 'frozen';
 const isFrozenSet = (set: string) => set === FROZEN_SET;
-
-/** One evaluated cursor position: what the pipeline produced before the gate, and how it compares. */
-export interface GateSample {
-  set: string;
-  language: string;
-  kind: string;
-  path: string;
-  /** A suggestion survived the filters. */
-  suggested: boolean;
-  suggestion: string;
-  confidence: number | null;
-  features: Record<string, number> | null;
-  exact: boolean;
-  firstWord: boolean;
-  similarity: number;
-  /** Inserting the suggestion raises the window's tree-sitter error count (null: not parsed). */
-  addsParseError: boolean | null;
-  ms: number;
-}
 
 async function main() {
   const argv = process.argv.slice(2);
@@ -161,7 +143,7 @@ async function main() {
       if (examples.length < 12)
         examples.push({ path: s.path, expected: s.expected, got: item, confidence: out.confidence === null ? null : round(out.confidence, 3) });
     }
-    // The frozen split's gate samples are not written: `npm run calibrate` fits the gate on every
+    // The frozen split's gate samples are not written: `npm run gen:calibration` fits the gate on every
     // gate-samples.<set>.jsonl (and gateThreshold.ts's threshold was read off them), so they would tune on it.
     if (!isFrozenSet(set)) fs.writeFileSync(path.join(outDir, `gate-samples.${set}.jsonl`), `${results.map((r) => JSON.stringify(r)).join('\n')}\n`);
     const byLanguage: Record<string, unknown> = {};

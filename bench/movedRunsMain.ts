@@ -1,4 +1,4 @@
-// npm run bench:moved-runs [-- --model DIR] [--files a,b] [--lines N]: what moving cached runs (EngineOptions
+// npm run eval:moved-runs [-- --model DIR] [--files a,b] [--lines N]: what moving cached runs (EngineOptions
 // .moveCachedRunsOverMs, llama.cpp's --cache-reuse) does to suggestions. Two engines on the same lean graph, one
 // moving runs at every chance (over 0 ms) and one reusing shared prefixes only (every result then equals a cold run's), answer the same
 // sequence of requests: the end of every line of real files typed from top to bottom, so the window start
@@ -102,7 +102,7 @@ async function main() {
   await moving.engine.dispose();
   await exact.engine.dispose();
   const out = {
-    command: `npm run bench:moved-runs -- ${argv.join(' ')}`.trim(),
+    command: `npm run eval:moved-runs -- ${argv.join(' ')}`.trim(),
     machine: { cpu: os.cpus()[0]?.model, cpus: os.cpus().length },
     model: path.basename(dir),
     files,

@@ -1,4 +1,4 @@
-// `npm run bench:server-quality [-- --positions N]`: what a team gets through each server protocol next to the local
+// `npm run eval:server-quality [-- --positions N]`: what a team gets through each server protocol next to the local
 // engine, on the same held-out positions (tools/model/eval/heldout.jsonl, code the model never saw): the shipped
 // default model locally (int8 ONNX, its own calibration) and served by a real llama-server (scripts/llama-server.js,
 // the same weights as a Q8_0 GGUF), each through the editor's pipeline (CompletionService: context, FIM prompt,
@@ -109,7 +109,7 @@ async function main(): Promise<void> {
     syntax.dispose();
   }
   const report = {
-    command: `npm run bench:server-quality -- ${argv.join(' ')}`.trim(),
+    command: `npm run eval:server-quality -- ${argv.join(' ')}`.trim(),
     date: new Date().toISOString(),
     machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model },
     positions: samples.length,

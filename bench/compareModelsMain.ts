@@ -1,4 +1,4 @@
-// npm run bench:compare -- DIR_A DIR_B [--threads N] [--rounds R]
+// npm run bench:compare-models -- DIR_A DIR_B [--threads N] [--rounds R]
 // Two model folders (e.g. two exports or quantizations of the same weights) through the engine, interleaved
 // generation by generation on real code prompts: decode ms/token, prefill ms, and how many greedy texts agree.
 import * as fs from 'node:fs';
