@@ -1,4 +1,4 @@
-// Bundles the extension, the inference worker and the CLI into dist/.
+// Bundles the extension, the inference worker, the CLI and the tokenizer check's thread into dist/.
 // onnxruntime-node stays external: it carries native binaries that are loaded from node_modules.
 // The tree-sitter runtime and grammar .wasm files (src/completion/syntax/grammars.json) are copied into
 // dist/tree-sitter/, where the bundled SyntaxRefiner looks for them first.
@@ -26,6 +26,8 @@ const common = {
 const entries = [
   { entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
   { entryPoints: ['src/engine/worker/worker.ts'], outfile: 'dist/worker.js' },
+  // The tokenizer check's thread (src/engine/model/tokenizerProbe.ts), started from any of the three bundles.
+  { entryPoints: ['src/engine/model/tokenizerProbeThread.ts'], outfile: 'dist/tokenizerProbeThread.js' },
   { entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
 ];
 

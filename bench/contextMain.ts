@@ -102,7 +102,7 @@ function leadingIdentifier(text: string): string | null {
 /** The model in this process, its prompt shape and calibration, tree-sitter, and the gate's threshold as the editor uses it. */
 async function loadModel(modelDir: string, threads: number) {
   const engine = await Engine.load(modelDir, { threads });
-  const model = promptModel(modelDir);
+  const model = await promptModel(modelDir);
   const cal = readCalibration(modelDir);
   const traits = { ...model.traits, calibration: cal.calibration };
   const syntax = new SyntaxRefiner();
@@ -246,7 +246,7 @@ async function main() {
   const limit = Number(flagValue(argv, 'limit') ?? Infinity);
   const samples = set.samples.slice(0, limit);
   const modelDir = flagValue(argv, 'model') ?? defaultModelDir(root);
-  const bundled = promptModel(defaultModelDir(root));
+  const bundled = await promptModel(defaultModelDir(root));
   // A long-context model's prompt shape (Qwen2.5-Coder's layout, 32k tokens, ~3.2 characters a token), no weights needed.
   const longContext: PromptModel = { template: fimTemplateForFamily('qwen2.5-coder'), traits: { contextTokens: 32768, charsPerToken: 3.2 } };
   const budgets: Budget[] = [

@@ -73,6 +73,7 @@ async function checkVsix(file, targetName) {
       'dist/extension.js',
       'dist/worker.js',
       'dist/cli.js',
+      'dist/tokenizerProbeThread.js',
       'dist/native.json',
       'media/next-edit.svg',
       ...wasm,

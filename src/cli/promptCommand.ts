@@ -91,7 +91,7 @@ async function run(args: ParsedArgs): Promise<number> {
     if (unknown.length > 0) throw new PromptInputError(`--sources takes imports, similar, recent or none; got ${unknown.join(', ')}`);
     sources = { imports: picked.includes('imports'), similar: picked.includes('similar'), ring: picked.includes('recent') };
   }
-  const model = promptModel(one(args, 'model') ?? defaultModelDir());
+  const model = await promptModel(one(args, 'model') ?? defaultModelDir());
   const prompts = new WorkspacePrompts(new WorkspaceFiles(workspace), model, { sources, repoName: path.basename(workspace) });
   const rel2 = rel.split(path.sep).join('/');
   const result = await prompts.at(rel2, text, line, character, languageIdOf(rel2));

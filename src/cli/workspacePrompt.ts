@@ -13,6 +13,7 @@ import { measureCharsPerToken } from '../engine/model/charsPerToken';
 import { contextLength } from '../engine/model/folderAgreement';
 import { readModelFolder } from '../engine/model/modelFolder';
 import { TextTokenizer } from '../engine/model/tokenizer';
+import { probeTokenizer } from '../engine/model/tokenizerProbe';
 import { type Prompt, promptText } from '../engine/shared/prompt';
 
 /** What a prompt is shaped by, read from a model folder without loading its graph. */
@@ -21,8 +22,9 @@ export interface PromptModel {
   traits: ModelTraits;
 }
 
-export function promptModel(dir: string): PromptModel {
+export async function promptModel(dir: string): Promise<PromptModel> {
   const folder = readModelFolder(dir);
+  await probeTokenizer(folder.dir); // the prompt is measured in its tokens: a tokenizer that stalls gets a message
   const tokenizer = new TextTokenizer(folder.tokenizerJson, folder.tokenizerConfig);
   return {
     template: pickFimTemplate(Object.fromEntries(tokenizer.addedTokens)),

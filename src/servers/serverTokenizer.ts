@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { type FimTemplate, pickFimTemplate } from '../completion/prompt/fimTemplates';
 import type { ServerOptions } from './serverOptions';
+import { probeTokenizer } from '../engine/model/tokenizerProbe';
 import { loadPromptTokenizer } from './promptTokenizer';
 import type { ServerSetup } from './serverGenerator';
 import { checkServerTokenizer, type TokenizerCheck } from './tokenizerCheck';
@@ -23,6 +24,8 @@ export async function compareServerTokenizer(o: ServerOptions, modelDir: string)
   const name = path.basename(modelDir);
   let tok: ReturnType<typeof loadPromptTokenizer>;
   try {
+    // The host encodes a prompt on every keystroke with it: a tokenizer that can stall is never used here.
+    await probeTokenizer(modelDir);
     tok = loadPromptTokenizer(modelDir);
   } catch (err) {
     return {

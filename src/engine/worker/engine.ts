@@ -21,6 +21,7 @@ import { sampleLoop, type LogitRows } from '../decode/sampleLoop';
 import { logSumExpWithout } from '../decode/logSoftmax';
 import { TokenPrefixIndex, planHealing, type Healing } from '../model/tokenHealing';
 import { TextTokenizer } from '../model/tokenizer';
+import { probeTokenizer } from '../model/tokenizerProbe';
 import { checkFilesAgree, contextLength } from '../model/folderAgreement';
 import { boundPrompt, promptProblem, promptText, type Prompt } from '../shared/prompt';
 import { ModelFolderError } from '../shared/errors';
@@ -119,6 +120,11 @@ export class Engine {
     } = {},
   ): Promise<Engine> {
     const folder = readModelFolder(dir, opts);
+    // Checked in a thread while the session opens: nothing here encodes text before the check has passed.
+    const probed = probeTokenizer(folder.dir).then(
+      () => null,
+      (err: Error) => err,
+    );
     let tokenizer: TextTokenizer;
     try {
       tokenizer = new TextTokenizer(folder.tokenizerJson, folder.tokenizerConfig);
@@ -135,6 +141,8 @@ export class Engine {
     const openCpu = () => OnnxCausalLM.load(folder.onnxPath, folder.config, { threads, device: 'cpu' });
     const model = new DeviceModel(chosen.model, chosen.report, openCpu, hooks.onDeviceChange);
     try {
+      const stalled = await probed;
+      if (stalled) throw stalled;
       checkFilesAgree(folder, tokenizer, model.contract.vocab);
     } catch (err) {
       await model.release();

@@ -82,7 +82,7 @@ test('typing on a line keeps the context block byte-identical (the KV cache reus
   const path = await import('node:path');
   const { FIXTURES } = await import('./goldens');
   const root = path.join(FIXTURES, 'ts');
-  const prompts = new WorkspacePrompts(new WorkspaceFiles(root), promptModel(defaultModelDir()));
+  const prompts = new WorkspacePrompts(new WorkspaceFiles(root), await promptModel(defaultModelDir()));
   const original = fs.readFileSync(path.join(root, 'src/main.ts'), 'utf8');
   const lines = original.split('\n');
   const typed = '  const total = computeChecksumValue(blob) + distance(p, q);';
