@@ -6,8 +6,10 @@ import { EngineClient } from '../../src/engine/host/client';
 import { WORKER, copyModel } from '../helpers';
 
 /**
- * A tokenizer whose pre-tokenizer regex backtracks exponentially on a run of `a`s (`(a|a)+$`): its encode is
- * one synchronous call that no cancel can interrupt. The client's watchdog must kill and replace the worker.
+ * A tokenizer whose pre-tokenizer regex backtracks exponentially on a run of `xq` pairs (`(xq|xq)+$`): its encode
+ * is one synchronous call that no cancel can interrupt. The load's tokenizer check (tokenizerProbe.ts) probes runs
+ * of single character classes, so this crafted pattern passes it, as one aimed at other text would: the
+ * client's watchdog must kill and replace the worker.
  */
 function slowTokenizerModel(): string {
   const dir = copyModel();
@@ -16,7 +18,7 @@ function slowTokenizerModel(): string {
   tok.pre_tokenizer = {
     type: 'Sequence',
     pretokenizers: [
-      { type: 'Split', pattern: { Regex: '(a|a)+$|\\s+|\\S+' }, behavior: 'Isolated', invert: false },
+      { type: 'Split', pattern: { Regex: '(xq|xq)+$|\\s+|\\S+' }, behavior: 'Isolated', invert: false },
       { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
     ],
   };
@@ -36,12 +38,12 @@ test('a worker stuck in a synchronous call is replaced after a cancel, and the n
     assert.ok(ok.stats.promptTokens > 0, 'the tokenizer works on ordinary text');
 
     const ac = new AbortController();
-    // 40 `a`s: about 2^40 regex steps, hours of work.
+    // 40 `xq` pairs: about 2^40 regex steps, hours of work.
     // The worker says when the request's turn comes; it tokenizes synchronously right after, so from then on only
     // the watchdog can end it, however slow the machine.
     let started!: () => void;
     const running = new Promise<void>((r) => (started = r));
-    const stuck = client.generate(`x = ${'a'.repeat(40)}!`, { maxNewTokens: 3 }, { signal: ac.signal, onStart: () => started() });
+    const stuck = client.generate(`x = ${'xq'.repeat(40)}!`, { maxNewTokens: 3 }, { signal: ac.signal, onStart: () => started() });
     await running;
     const cancelledAt = performance.now();
     ac.abort();
