@@ -64,7 +64,7 @@ test('a pre-tokenizer that backtracks without end: refused at the deadline, nami
     );
     assert.ok(err instanceof ModelFolderError, String(err));
     assert.equal(err.file, path.join(dir, 'tokenizer.json'));
-    assert.match(err.message, /encoding a line of 64 characters \("a" repeated, then "!"\) did not finish within 5 s/);
+    assert.match(err.message, /encoding and decoding a line of 64 characters \("a" repeated, then "!"\) did not finish within 5 s/);
     assert.match(err.message, /backtracks/);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -92,7 +92,7 @@ test('the CLI (worker load) and the server tokenizer check refuse the stalling t
       timeout: 120_000,
     });
     assert.notEqual(r.status, 0, r.stdout);
-    assert.match(r.stderr, /tokenizer\.json: encoding a line of 64 characters \("a" repeated, then "!"\) did not finish within \d+ s/);
+    assert.match(r.stderr, /tokenizer\.json: encoding and decoding a line of 64 characters \("a" repeated, then "!"\) did not finish within \d+ s/);
 
     // The extension host never builds it: the server is compared as unchecked, and nothing is sent to it.
     const c = await compareServerTokenizer({ kind: 'llama.cpp', url: 'http://127.0.0.1:9', timeoutMs: 1000 }, dir);

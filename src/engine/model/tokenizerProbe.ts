@@ -79,11 +79,11 @@ function runProbe(dir: string, file: string, deadlineMs: number): Promise<void> 
       else resolve();
     };
     const timer = setTimeout(() => {
-      const what = current >= 0 ? `encoding ${describeProbeText(texts[current])}` : 'building the tokenizer';
+      const what = current >= 0 ? `encoding and decoding ${describeProbeText(texts[current])}` : 'building the tokenizer';
       finish(
         new ModelFolderError(
           file,
-          `${what} did not finish within ${Math.round(deadlineMs / 1000)} s: its pre-tokenizer's regular expression backtracks without end on such text, ` +
+          `${what} did not finish within ${Math.round(deadlineMs / 1000)} s: a regular expression of its pre-tokenizer, normalizer or decoder backtracks without end on such text, ` +
             "so Ghostline will not use this tokenizer (it would stall on the user's code). Take tokenizer.json from the model's original repository.",
         ),
       );

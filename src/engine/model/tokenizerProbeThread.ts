@@ -1,5 +1,5 @@
 /**
- * The thread of tokenizerProbe.ts: builds the folder's tokenizer and encodes each probe text, saying which one
+ * The thread of tokenizerProbe.ts: builds the folder's tokenizer, encodes and decodes each probe text, saying which one
  * it starts, so that the thread that waits can name the text a stalled tokenizer is stuck on. Bundled as
  * dist/tokenizerProbeThread.js (esbuild.js).
  */
@@ -21,7 +21,8 @@ function run(dir: string, texts: string[], post: (m: ProbeMessage) => void): voi
     const tokenizer = new TextTokenizer(readObject(path.join(dir, 'tokenizer.json'), true), readObject(path.join(dir, 'tokenizer_config.json'), false));
     texts.forEach((text, index) => {
       post({ type: 'start', index });
-      tokenizer.encodeLiteral(text);
+      // Decoded too: a decoder's Replace patterns are regular expressions as well (streaming text, server healing).
+      tokenizer.decode(tokenizer.encodeLiteral(text));
     });
     post({ type: 'done' });
   } catch (err) {
