@@ -1,5 +1,6 @@
 import { endpoint } from './endpoint';
 import type { ServerOptions } from './serverOptions';
+import { errorBody, MAX_ANSWER_BYTES, readCapped } from './streamLines';
 import { connectionError, httpError, ServerError } from './serverErrors';
 
 export interface ProbeResult {
@@ -69,8 +70,8 @@ async function getJson(o: ServerOptions, method: 'GET' | 'POST', path: string, b
     if ((err as Error)?.name === 'TimeoutError') throw new ServerError(`${url} did not answer within ${o.timeoutMs} ms`, true);
     throw connectionError(url, err);
   }
-  const text = await res.text().catch(() => '');
-  if (!res.ok) throw httpError(res.status, url, text, res.headers.get('retry-after'));
+  if (!res.ok) throw httpError(res.status, url, await errorBody(res), res.headers.get('retry-after'));
+  const text = await readCapped(res.body, MAX_ANSWER_BYTES, path);
   try {
     return obj(JSON.parse(text));
   } catch {

@@ -5,7 +5,7 @@ import { type DecodeOptions, resolveDecodeOptions } from '../engine/shared/decod
 import { type Prompt, promptText } from '../engine/shared/prompt';
 import type { GenerateResult, GenerationStats } from '../engine/shared/types';
 import { connectionError, httpError, ServerError } from './serverErrors';
-import { drainCapped, streamPayloads } from './streamLines';
+import { drainCapped, errorBody, streamPayloads } from './streamLines';
 import type { PromptTokenizer } from './promptTokenizer';
 import { planServerHealing } from './serverHealing';
 import { StreamedCompletion, type StreamedResult } from './streamedCompletion';
@@ -277,7 +277,7 @@ export class ServerGenerator implements Generator {
       }
       if (!res.ok || !res.body) {
         // A Retry-After rides on the error: ServerHealth (healthCheckedGenerator.ts) holds requests back until then.
-        throw httpError(res.status, url, await res.text().catch(() => ''), res.headers.get('retry-after'));
+        throw httpError(res.status, url, await errorBody(res), res.headers.get('retry-after'));
       }
       return await use(res, abort);
     } catch (err) {

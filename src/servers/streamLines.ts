@@ -28,17 +28,35 @@ export async function* streamPayloads(body: AsyncIterable<Uint8Array>, format: '
   }
 }
 
+/** An answer that is not streamed (a /tokenize, /props or model list) stays far below this. */
+export const MAX_ANSWER_BYTES = 16 << 20;
+/** What an error message can use of an error's body. */
+const MAX_ERROR_BODY_BYTES = 64 << 10;
+
 /**
- * Reads a body that is not streamed (a warm-up's answer) to its end and discards it, failing once it passes
- * `maxBytes`: a broken or hostile server that never stops answering must not fill the extension host's memory.
+ * Reads a body that is not streamed to its end, failing once it passes `maxBytes`: a broken or hostile server
+ * that never stops answering must not fill the extension host's memory. `keep` false: read and discarded.
  */
-export async function drainCapped(body: AsyncIterable<Uint8Array> | null, maxBytes = MAX_LINE_CHARS): Promise<void> {
-  if (!body) return;
+export async function readCapped(body: AsyncIterable<Uint8Array> | null, maxBytes: number, what: string, keep = true): Promise<string> {
+  if (!body) return '';
+  const chunks: Uint8Array[] = [];
   let bytes = 0;
   for await (const chunk of body) {
     bytes += chunk.byteLength;
-    if (bytes > maxBytes) throw new ServerProtocolError(`the server sent more than ${maxBytes} bytes in answer to a warm-up`);
+    if (bytes > maxBytes) throw new ServerProtocolError(`the server sent more than ${maxBytes} bytes in answer to ${what}`);
+    if (keep) chunks.push(chunk);
   }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A warm-up's answer, read to its end and discarded. */
+export async function drainCapped(body: AsyncIterable<Uint8Array> | null, maxBytes = MAX_LINE_CHARS): Promise<void> {
+  await readCapped(body, maxBytes, 'a warm-up', false);
+}
+
+/** An error's body for its message: empty when unreadable or larger than an error message could use. */
+export function errorBody(res: Response): Promise<string> {
+  return readCapped(res.body, MAX_ERROR_BODY_BYTES, 'an error').catch(() => '');
 }
 
 const DONE = Symbol('done');

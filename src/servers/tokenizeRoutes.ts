@@ -1,5 +1,6 @@
 import { connectionError, httpError, ServerError } from './serverErrors';
 import type { ServerOptions } from './serverOptions';
+import { errorBody, MAX_ANSWER_BYTES, readCapped } from './streamLines';
 
 // The tokenizer routes of llama.cpp and vLLM (/tokenize, /detokenize), for the connect-time checks.
 
@@ -42,8 +43,8 @@ export async function postToRoot(o: ServerOptions, route: string, body: unknown)
     if ((err as Error)?.name === 'TimeoutError') throw new ServerError(`did not answer within ${o.timeoutMs} ms`, true);
     throw connectionError(url, err);
   }
-  const text = await res.text().catch(() => '');
-  if (!res.ok) throw httpError(res.status, url, text, res.headers.get('retry-after'));
+  if (!res.ok) throw httpError(res.status, url, await errorBody(res), res.headers.get('retry-after'));
+  const text = await readCapped(res.body, MAX_ANSWER_BYTES, route);
   try {
     const v = JSON.parse(text) as unknown;
     if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;

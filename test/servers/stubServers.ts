@@ -43,10 +43,10 @@ export async function stubServer(handler: http.RequestListener): Promise<{ url: 
 /** One Server-Sent Events line. */
 export const sse = (payload: unknown) => `data: ${JSON.stringify(payload)}\n\n`;
 
-/** A server that answers 200 and then streams one endless line (no newline ever) as fast as the client reads. */
-export function floodServer(): ReturnType<typeof stubServer> {
+/** A server that answers `status` and then streams one endless line (no newline ever) as fast as the client reads. */
+export function floodServer(status = 200): ReturnType<typeof stubServer> {
   return stubServer((_req, res) => {
-    res.writeHead(200);
+    res.writeHead(status);
     const chunk = 'x'.repeat(64 * 1024);
     const pump = () => {
       while (res.write(chunk)) if (res.writableLength > 1 << 22) break;
