@@ -8,11 +8,12 @@ import { ModelFolderError } from '../shared/errors';
  * a pattern such as `(a|aa)+$` takes longer than the age of the universe on a line of 64 "a"s. A run cannot be
  * interrupted in the thread that started it: in the extension host (a server backend encodes prompts there)
  * that is a frozen editor, in the worker a model that never loads. So before a model folder's tokenizer is
- * used, it encodes texts that set such patterns off (runs of one character class, short for exponential and
- * long for polynomial backtracking) in a thread of its own, which is stopped at the deadline.
+ * used, it encodes and decodes texts that set such patterns off (runs of one character class, short for
+ * exponential and long for polynomial backtracking) in a thread of its own, which is stopped at the deadline.
  *
- * A real tokenizer encodes them all in about 0.2 s (Qwen2.5-Coder's, the default model's, on 2 cores); a
- * pathological one does not finish at all, so the deadline is far above any machine's time for a real one.
+ * A real tokenizer is built and passes in 0.2-0.4 s (the default model's, Qwen2.5-Coder's, on 2 cores, while the
+ * model's session opens); a pathological one does not finish at all, so the deadline is far above any
+ * machine's time for a real one.
  */
 export const PROBE_DEADLINE_MS = 10_000;
 
