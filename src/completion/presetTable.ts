@@ -88,8 +88,9 @@ export const PRESET_TABLE: readonly PresetRow[] = [
   },
   {
     key: 'stop',
-    inline: { default: [], setting: spec('inline.stop', 'Extra stop strings for inline suggestions.') },
-    generate: { default: [], setting: spec('generate.stop', 'Generate from Selection: stop strings.') },
+    // At most 32 of the engine's 64: the FIM template's stop tokens are added to them.
+    inline: { default: [], setting: spec('inline.stop', 'Extra stop strings for inline suggestions.', undefined, 32) },
+    generate: { default: [], setting: spec('generate.stop', 'Generate from Selection: stop strings.', undefined, 32) },
   },
   {
     key: 'maxLines',

@@ -12,8 +12,11 @@ export interface SettingSpec {
   key: string;
   type: OptionType | 'string';
   default: number | boolean | string | string[];
+  /** For a list: most strings. */
   min?: number;
   max?: number;
+  /** For a list: the longest string. */
+  maxLength?: number;
   /** The allowed strings, for a `string` setting. */
   enum?: readonly string[];
   description: string;
@@ -22,15 +25,16 @@ export interface SettingSpec {
 /** The decode settings of both presets, from PRESET_TABLE (one setting may serve both, as engine.speculativeTokens). */
 function decodeSettings(): SettingSpec[] {
   const out = new Map<string, SettingSpec>();
-  const optionType = new Map(DECODE_TABLE.map((r) => [r.key, r.type]));
+  const option = new Map(DECODE_TABLE.map((r) => [r.key, r]));
   for (const row of PRESET_TABLE) {
     for (const preset of ['inline', 'generate'] as const) {
       const col = row[preset];
       if (!col?.setting || out.has(col.setting.key)) continue;
       const { key, min, max, description } = col.setting;
-      const type = col.setting.type ?? optionType.get(row.key);
-      if (!type) throw new Error(`preset row ${row.key} has no engine option`);
-      out.set(key, { key, type, default: col.default, min, max, description });
+      const engine = option.get(row.key);
+      const type = col.setting.type ?? engine?.type;
+      if (!engine || !type) throw new Error(`preset row ${row.key} has no engine option`);
+      out.set(key, { key, type, default: col.default, min, max, ...(engine.maxLength ? { maxLength: engine.maxLength } : {}), description });
     }
   }
   return [...out.values()];
@@ -156,8 +160,11 @@ export type SettingValues = Record<string, number | boolean | string | string[]>
 export interface ValueSpec {
   type: OptionType | 'string';
   default: number | boolean | string | string[];
+  /** For a list: most strings. */
   min?: number;
   max?: number;
+  /** For a list: the longest string. */
+  maxLength?: number;
   /** Allowed strings (after trimming). */
   enum?: readonly string[];
 }
@@ -175,7 +182,7 @@ export function validateValue(spec: ValueSpec, v: unknown, name: string): { valu
       return typeof v === 'boolean' ? { value: v } : { ...fallback, problem: `${name} must be true or false; using ${spec.default}.` };
     case 'string[]':
       return Array.isArray(v) && v.every((x) => typeof x === 'string')
-        ? { value: (v as string[]).filter((x) => x.length > 0) }
+        ? boundedList(spec, v as string[], name)
         : { ...fallback, problem: `${name} must be a list of strings; ignored.` };
     case 'string': {
       if (typeof v !== 'string') return { ...fallback, problem: `${name} must be a string; using ${JSON.stringify(spec.default)}.` };
@@ -205,4 +212,15 @@ export function validateSettings(raw: (key: string) => unknown): { values: Setti
     if (r.problem) problems.push(r.problem);
   }
   return { values, problems };
+}
+
+/** A list's strings without empty ones, at most `max` of them and none longer than `maxLength`, saying what was left out. */
+function boundedList(spec: ValueSpec, list: string[], name: string): { value: string[]; problem?: string } {
+  const tooLong = list.filter((x) => x.length > (spec.maxLength ?? Infinity));
+  const kept = list.filter((x) => x.length > 0 && x.length <= (spec.maxLength ?? Infinity));
+  const problems: string[] = [];
+  if (tooLong.length > 0) problems.push(`${tooLong.length} string(s) longer than ${spec.maxLength} characters ignored`);
+  if (spec.max !== undefined && kept.length > spec.max) problems.push(`only the first ${spec.max} of ${kept.length} strings are used`);
+  const value = spec.max !== undefined ? kept.slice(0, spec.max) : kept;
+  return problems.length > 0 ? { value, problem: `${name}: ${problems.join('; ')}.` } : { value };
 }

@@ -4,13 +4,23 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import { GENERATE_PRESET, INLINE_PRESET, inlineDecodeOptions, inlineMode } from '../../src/completion/presets';
 import { SETTINGS, validateSettings } from '../../src/completion/settingsSchema';
+import { resolveDecodeOptions } from '../../src/engine/shared/decodeOptions';
 import { SERVER_SETTINGS } from '../../src/servers/serverSettings';
 import { ROOT } from '../helpers';
 
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 const props = pkg.contributes.configuration.properties as Record<
   string,
-  { default: unknown; minimum?: number; maximum?: number; type: string; enum?: string[]; description?: string }
+  {
+    default: unknown;
+    minimum?: number;
+    maximum?: number;
+    maxItems?: number;
+    items?: { maxLength?: number };
+    type: string;
+    enum?: string[];
+    description?: string;
+  }
 >;
 
 test('package.json settings agree with the schema and the presets (defaults, bounds)', () => {
@@ -18,8 +28,10 @@ test('package.json settings agree with the schema and the presets (defaults, bou
     const p = props[`ghostline.${s.key}`];
     assert.ok(p, `package.json lacks ghostline.${s.key}`);
     assert.deepEqual(p.default, s.default, `default of ghostline.${s.key}`);
-    assert.equal(p.minimum, s.min, `minimum of ghostline.${s.key}`);
-    assert.equal(p.maximum, s.max, `maximum of ghostline.${s.key}`);
+    const list = s.type === 'string[]';
+    assert.equal(p.minimum, list ? undefined : s.min, `minimum of ghostline.${s.key}`);
+    assert.equal(list ? p.maxItems : p.maximum, s.max, `maximum of ghostline.${s.key}`);
+    assert.equal(p.items?.maxLength, s.maxLength, `longest string of ghostline.${s.key}`);
     assert.equal(p.type, s.type === 'string[]' ? 'array' : s.type, `type of ghostline.${s.key}`);
     assert.deepEqual(p.enum, s.enum ? [...s.enum] : undefined, `allowed values of ghostline.${s.key}`);
   }
@@ -63,6 +75,18 @@ test('invalid values are clamped or ignored, each with a message naming the sett
   assert.ok(problems.some((p) => p.includes('ghostline.inline.topK = -5 is out of range')));
 });
 
+test('an absurd stop list: the first 32 short strings are used, with one message; the engine takes what is left', () => {
+  const many = Array.from({ length: 200_000 }, (_, i) => `s${i}`);
+  const raw: Record<string, unknown> = { 'inline.stop': ['x'.repeat(10_000), '', ...many], 'generate.stop': ['END'] };
+  const { values, problems } = validateSettings((k) => raw[k]);
+  assert.deepEqual(values['inline.stop'], many.slice(0, 32));
+  assert.deepEqual(values['generate.stop'], ['END']);
+  assert.deepEqual(problems, ['ghostline.inline.stop: 1 string(s) longer than 256 characters ignored; only the first 32 of 200000 strings are used.']);
+  // With the FIM template's stop tokens added, the list stays inside the engine's limit.
+  const options = inlineDecodeOptions({ ...INLINE_PRESET, stop: values['inline.stop'] as string[] }, 'line', 'x = ');
+  assert.doesNotThrow(() => resolveDecodeOptions({ ...options, stop: [...(options.stop ?? []), '<|endoftext|>', '<|fim_pad|>', '<|repo_name|>'] }));
+});
+
 test('inline mode: one line with code right of the cursor, a block on an empty line or after an opener', () => {
   assert.equal(inlineMode('foo(', ')'), 'line');
   assert.equal(inlineMode('    ', ''), 'block');
@@ -92,7 +116,9 @@ test('one table of decode options: engine defaults, wire names, CLI flags and bo
       if (col?.setting?.min !== undefined && row.min !== undefined)
         assert.ok(col.setting.min >= row.min, `the setting ${col.setting.key} allows less than the engine`);
     }
-    if (row.max !== undefined) assert.throws(() => resolveDecodeOptions({ [row.key]: row.max! + 1 }), new RegExp(`${row.key} must be between`));
+    if (row.max !== undefined && row.type === 'string[]')
+      assert.throws(() => resolveDecodeOptions({ [row.key]: Array.from({ length: row.max! + 1 }, () => 'x') }), new RegExp(`${row.key} takes at most`));
+    else if (row.max !== undefined) assert.throws(() => resolveDecodeOptions({ [row.key]: row.max! + 1 }), new RegExp(`${row.key} must be between`));
   }
   // Every preset row is an engine option.
   for (const p of PRESET_TABLE)

@@ -48,4 +48,9 @@ test('decode options: defaults, and absurd values are refused with the option na
   assert.throws(() => resolveDecodeOptions({ temperature: NaN }), /temperature must be a finite number/);
   assert.throws(() => resolveDecodeOptions({ numBeams: 2, numReturnSequences: 3 }), /must not exceed/);
   assert.throws(() => resolveDecodeOptions({ stop: [1 as unknown as string] }), /stop must be an array of strings/);
+  // Stop strings are matched at every token: a bounded list of short strings, whatever a request sends.
+  const many = Array.from({ length: 200_000 }, (_, i) => `s${i}`);
+  assert.throws(() => resolveDecodeOptions({ stop: many }), /stop takes at most 64 strings, got 200000/);
+  assert.throws(() => resolveDecodeOptions({ stop: ['x'.repeat(257)] }), /stop: a string may be at most 256 characters, got one of 257/);
+  assert.equal(resolveDecodeOptions({ stop: many.slice(0, 64) }).stop.length, 64);
 });

@@ -85,6 +85,11 @@ export function resolveDecodeOptions(partial: Partial<DecodeOptions> = {}, nameO
       if (!Array.isArray(value) || value.some((s) => typeof s !== 'string')) {
         throw new RequestError(`${nameOf(key)} must be an array of strings`);
       }
+      if (row.max !== undefined && value.length > row.max) {
+        throw new RequestError(`${nameOf(key)} takes at most ${row.max} strings, got ${value.length}`);
+      }
+      const long = (value as string[]).find((s) => s.length > (row.maxLength ?? Infinity));
+      if (long !== undefined) throw new RequestError(`${nameOf(key)}: a string may be at most ${row.maxLength} characters, got one of ${long.length}`);
       (out as unknown as Record<string, string[]>)[key] = (value as string[]).filter((s) => s.length > 0);
       continue;
     }

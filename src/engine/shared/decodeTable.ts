@@ -13,9 +13,11 @@ export type OptionType = 'integer' | 'number' | 'boolean' | 'string[]';
 export interface OptionRow {
   key: keyof DecodeOptions;
   type: OptionType;
-  /** The engine's limits: a request outside them is an error naming the option. */
+  /** The engine's limits: a request outside them is an error naming the option. For a list: most strings. */
   min?: number;
   max?: number;
+  /** For a list: the longest string. */
+  maxLength?: number;
   /** The engine's default (a request that does not set the option). */
   default: number | boolean | string[];
 }
@@ -30,7 +32,8 @@ export const DECODE_TABLE: readonly OptionRow[] = [
   { key: 'repetitionWindow', type: 'integer', min: 0, max: 100_000, default: 256 },
   { key: 'copyBias', type: 'number', min: 0, max: 20, default: 0 },
   { key: 'seed', type: 'integer', min: 0, max: 2 ** 32 - 1, default: 0 },
-  { key: 'stop', type: 'string[]', default: [] },
+  // Stop strings are matched against the text at every token: a bounded list of short strings.
+  { key: 'stop', type: 'string[]', max: 64, maxLength: 256, default: [] },
   { key: 'maxLines', type: 'integer', min: 0, max: 10_000, default: 0 },
   { key: 'timeBudgetMs', type: 'number', min: 0, max: 3_600_000, default: 0 },
   { key: 'numBeams', type: 'integer', min: 1, max: 16, default: 1 },

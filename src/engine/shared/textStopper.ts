@@ -19,7 +19,7 @@ export class TextStopper {
     private readonly opts: Pick<DecodeOptions, 'stop' | 'maxLines' | 'timeBudgetMs'> & { stopOnLoop?: boolean },
     private readonly startedAt: number,
   ) {
-    this.holdBack = Math.max(0, ...opts.stop.map((s) => s.length - 1));
+    this.holdBack = opts.stop.reduce((most, s) => Math.max(most, s.length - 1), 0);
   }
 
   /** Adds decoded text; returns the part that is now safe to release. Sets finishReason when a rule fires. */
