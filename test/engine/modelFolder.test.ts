@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
@@ -31,6 +32,19 @@ test('a missing config.json is named', async () => {
 test('a corrupt tokenizer.json is named', async () => {
   const err = await loadError((d) => fs.writeFileSync(path.join(d, 'tokenizer.json'), '{"model": '));
   assert.match(err.message, /tokenizer\.json: is not valid JSON/);
+});
+
+test('a JSON file that is a FIFO or /dev/zero is refused unread (a read would block or fill memory)', async () => {
+  const fifo = await loadError((d) => {
+    fs.rmSync(path.join(d, 'config.json'));
+    execFileSync('mkfifo', [path.join(d, 'config.json')]);
+  });
+  assert.match(fifo.message, /config\.json: is not a regular file/);
+  const zero = await loadError((d) => {
+    fs.rmSync(path.join(d, 'tokenizer.json'));
+    fs.symlinkSync('/dev/zero', path.join(d, 'tokenizer.json'));
+  });
+  assert.match(zero.message, /tokenizer\.json: is not a regular file/);
 });
 
 test('a folder without an ONNX file says so', async () => {

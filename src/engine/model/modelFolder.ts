@@ -83,12 +83,22 @@ export function isOnnxFileInside(dir: string, requested: string, pathMod: PathMo
   return isInside(dir, pathMod.resolve(dir, requested), { path: pathMod });
 }
 
-function readJson(dir: string, file: string, required: boolean): Record<string, unknown> | null {
+/** A model's JSON files are far smaller (Qwen2.5-Coder's tokenizer.json: 7 MB); a larger one is not a model file. */
+const MAX_JSON_BYTES = 256 << 20;
+
+/**
+ * A JSON object file of a model folder. Only a regular file is read: a FIFO would block the reading thread
+ * forever and /dev/zero would fill its memory.
+ */
+export function readJson(dir: string, file: string, required: boolean): Record<string, unknown> | null {
   const p = path.join(dir, file);
   if (!fs.existsSync(p)) {
     if (required) throw new ModelFolderError(p, 'missing');
     return null;
   }
+  const st = fs.statSync(p);
+  if (!st.isFile()) throw new ModelFolderError(p, 'is not a regular file');
+  if (st.size > MAX_JSON_BYTES) throw new ModelFolderError(p, `is ${Math.round(st.size / 2 ** 20)} MB, more than any model's JSON file`);
   let value: unknown;
   try {
     value = JSON.parse(fs.readFileSync(p, 'utf8'));

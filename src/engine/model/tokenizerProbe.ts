@@ -44,7 +44,7 @@ export function describeProbeText(text: string): string {
 }
 
 /** Messages from the probe thread (tokenizerProbeThread.ts). */
-export type ProbeMessage = { type: 'start'; index: number } | { type: 'done' } | { type: 'error'; message: string };
+export type ProbeMessage = { type: 'start'; index: number } | { type: 'done' } | { type: 'error'; message: string; file?: string };
 
 /**
  * Resolves when the folder's tokenizer.json (with its tokenizer_config.json) encodes every probe text before
@@ -102,7 +102,7 @@ function runProbe(dir: string, file: string, deadlineMs: number): Promise<void> 
     thread.on('message', (m: ProbeMessage) => {
       if (m.type === 'start') current = m.index;
       else if (m.type === 'done') finish();
-      else finish(new ModelFolderError(file, `the tokenizer cannot be used: ${m.message}`));
+      else finish(new ModelFolderError(m.file ?? file, m.file ? m.message : `the tokenizer cannot be used: ${m.message}`));
     });
     thread.on('error', (err) => finish(new ModelFolderError(file, `the tokenizer cannot be used: ${err.message}`)));
     thread.on('exit', (code) => finish(new ModelFolderError(file, `the tokenizer check stopped (exit code ${code}) before it was done`)));

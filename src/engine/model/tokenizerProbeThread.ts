@@ -3,22 +3,15 @@
  * it starts, so that the thread that waits can name the text a stalled tokenizer is stuck on. Bundled as
  * dist/tokenizerProbeThread.js (esbuild.js).
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
+import { ModelFolderError } from '../shared/errors';
+import { readJson } from './modelFolder';
 import { TextTokenizer } from './tokenizer';
 import type { ProbeMessage } from './tokenizerProbe';
 
-function readObject(file: string, required: boolean): object {
-  if (!required && !fs.existsSync(file)) return {};
-  const value: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error(`${path.basename(file)} must hold a JSON object`);
-  return value;
-}
-
 function run(dir: string, texts: string[], post: (m: ProbeMessage) => void): void {
   try {
-    const tokenizer = new TextTokenizer(readObject(path.join(dir, 'tokenizer.json'), true), readObject(path.join(dir, 'tokenizer_config.json'), false));
+    const tokenizer = new TextTokenizer(readJson(dir, 'tokenizer.json', true)!, readJson(dir, 'tokenizer_config.json', false) ?? {});
     texts.forEach((text, index) => {
       post({ type: 'start', index });
       // Decoded too: a decoder's Replace patterns are regular expressions as well (streaming text, server healing).
@@ -26,7 +19,9 @@ function run(dir: string, texts: string[], post: (m: ProbeMessage) => void): voi
     });
     post({ type: 'done' });
   } catch (err) {
-    post({ type: 'error', message: err instanceof Error ? err.message : String(err) });
+    // A file of the folder that cannot be read names itself; the tokenizer's own errors are named by the caller.
+    if (err instanceof ModelFolderError) post({ type: 'error', file: err.file, message: err.detail });
+    else post({ type: 'error', message: err instanceof Error ? err.message : String(err) });
   }
 }
 

@@ -2,7 +2,7 @@
 export class ModelFolderError extends Error {
   constructor(
     readonly file: string,
-    detail: string,
+    readonly detail: string,
   ) {
     super(`${file}: ${detail}`);
     this.name = 'ModelFolderError';
