@@ -34,7 +34,7 @@ test('a corrupt tokenizer.json is named', async () => {
   assert.match(err.message, /tokenizer\.json: is not valid JSON/);
 });
 
-test('a JSON file that is a FIFO or /dev/zero is refused unread (a read would block or fill memory)', async () => {
+test('a model file that is a FIFO or /dev/zero is refused unread (a read would block or fill memory)', async () => {
   const fifo = await loadError((d) => {
     fs.rmSync(path.join(d, 'config.json'));
     execFileSync('mkfifo', [path.join(d, 'config.json')]);
@@ -45,6 +45,12 @@ test('a JSON file that is a FIFO or /dev/zero is refused unread (a read would bl
     fs.symlinkSync('/dev/zero', path.join(d, 'tokenizer.json'));
   });
   assert.match(zero.message, /tokenizer\.json: is not a regular file/);
+  const graph = await loadError((d) => {
+    const onnx = fs.readdirSync(path.join(d, 'onnx')).find((f) => f.endsWith('.onnx'))!;
+    fs.rmSync(path.join(d, 'onnx', onnx));
+    execFileSync('mkfifo', [path.join(d, 'onnx', onnx)]);
+  });
+  assert.match(graph.message, /\.onnx: is not a regular file/);
 });
 
 test('a folder without an ONNX file says so', async () => {

@@ -38,8 +38,14 @@ export function readModelFolder(dir: string, opts: ReadModelFolderOptions = {}):
     generationConfig,
     tokenizerJson,
     tokenizerConfig,
-    onnxPath: pickOnnxFile(dir, opts.onnxFile),
+    onnxPath: regularFile(pickOnnxFile(dir, opts.onnxFile)),
   };
+}
+
+/** onnxruntime reads the graph itself: a FIFO or a device there would block or exhaust the worker. */
+function regularFile(p: string): string {
+  if (!fs.statSync(p).isFile()) throw new ModelFolderError(p, 'is not a regular file');
+  return p;
 }
 
 export function pickOnnxFile(dir: string, requested?: string): string {
