@@ -18,7 +18,8 @@ async function main(): Promise<void> {
   const threads = opt('threads', 1);
   const rounds = opt('rounds', 3);
   const root = packageRoot(__dirname);
-  const files = ['src/completion/completionService.ts', 'src/engine/engine.ts', 'node_modules/semver/classes/range.js'];
+  // Frozen copies (bench/replay/), so every commit compares on the same text, and a file from node_modules.
+  const files = ['bench/replay/completionService.ts.txt', 'bench/replay/make_random_checkpoint.py.txt', 'node_modules/semver/classes/range.js'];
   const prompts = files.flatMap((f) => {
     const t = fs.readFileSync(path.join(root, f), 'utf8');
     return [0.3, 0.6, 0.9].map((a) => t.slice(Math.max(0, Math.floor(t.length * a) - 1000), Math.floor(t.length * a)));

@@ -19,6 +19,8 @@ interface Variant {
   accuracyLevel: number;
   /** 4-bit block size (the converter's --block-size); 32 when absent, as llama.cpp's Q4_0. */
   blockSize?: number;
+  /** The embedding's and output head's bits with q4 (the converter's --head-bits). */
+  headBits?: 4 | 8;
 }
 
 const VARIANTS: Variant[] = [
@@ -29,6 +31,8 @@ const VARIANTS: Variant[] = [
   // Larger blocks: fewer scales to read (decode 13% / 21% faster on the Qwen2.5-Coder-0.5B shape), more error.
   { name: 'q4_block64', quant: 'q4', accuracyLevel: 4, blockSize: 64 },
   { name: 'q4_block128', quant: 'q4', accuracyLevel: 4, blockSize: 128 },
+  // The head at 8 bits, as llama.cpp's 4-bit files keep their output tensor at 6 bits.
+  { name: 'q4_head8', quant: 'q4', accuracyLevel: 4, headBits: 8 },
 ];
 
 export interface QuantLossResult {
@@ -95,6 +99,7 @@ export async function quantLoss(modelDir: string): Promise<QuantLossResult> {
         quant: v.quant,
         accuracyLevel: v.accuracyLevel,
         blockSize: v.blockSize,
+        headBits: v.headBits,
       });
       const scored = await meanNll(conv.onnxFile, config, windows);
       result.nll[v.name] = round(scored.nll, 5);

@@ -7,8 +7,9 @@ import { flagValue } from './machine';
 import { quantLoss } from './quantLoss';
 
 async function main(): Promise<void> {
-  const dir = flagValue(process.argv.slice(2), 'model') ?? defaultModelDir();
-  const result = await quantLoss(dir);
+  const argv = process.argv.slice(2);
+  const dir = flagValue(argv, 'model') ?? defaultModelDir();
+  const result = { command: `npm run eval:quant-loss -- ${argv.join(' ')}`.trim(), date: new Date().toISOString(), ...(await quantLoss(dir)) };
   const json = `${JSON.stringify(result, null, 2)}\n`;
   fs.writeFileSync(path.join(packageRoot(__dirname), 'bench', 'results', 'quant-loss.json'), json);
   process.stdout.write(json);

@@ -5,12 +5,12 @@ import { checkKnown, num, one, type ParsedArgs } from './args';
 import { onCancel } from '../platform/cancelSignals';
 
 /**
- * `ghostline convert --from DIR --out DIR [--quant q4|int8|fp32] [--block-size 32] [--accuracy-level 4] [--progress-json]`.
+ * `ghostline convert --from DIR --out DIR [--quant q4|int8|fp32] [--block-size 32] [--accuracy-level 4] [--head-bits 4|8] [--progress-json]`.
  * Progress goes to stderr (a bar) or, with --progress-json, one JSON line per update on stdout (for the
  * extension, which runs the conversion in a child process so the editor never waits on it).
  */
 export async function convertCommand(args: ParsedArgs): Promise<number> {
-  checkKnown(args, 'convert', ['from', 'out', 'quant', 'block-size', 'accuracy-level'], ['progress-json']);
+  checkKnown(args, 'convert', ['from', 'out', 'quant', 'block-size', 'accuracy-level', 'head-bits'], ['progress-json']);
   const from = one(args, 'from');
   const out = one(args, 'out');
   if (!from || !out) throw new Error('convert needs --from CHECKPOINT_DIR and --out MODEL_DIR');
@@ -24,6 +24,7 @@ export async function convertCommand(args: ParsedArgs): Promise<number> {
     quant: one(args, 'quant') as Quant | undefined,
     blockSize: num(args, 'block-size'),
     accuracyLevel: num(args, 'accuracy-level'),
+    headBits: num(args, 'head-bits') as 4 | 8 | undefined,
     signal: ac.signal,
     onProgress: (p) => {
       const pct = Math.floor((100 * p.doneBytes) / Math.max(1, p.totalBytes));

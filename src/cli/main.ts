@@ -42,8 +42,9 @@ const USAGE = `ghostline: local code completion engine (headless)
       array of {"offset", "removedText", "insertedText"} in order (offsets in the text before each edit; the
       last gives the file as it is); the cursor defaults to the end of the last edit. --prompt-only: the prompt
   ghostline convert --from CHECKPOINT_DIR --out MODEL_DIR [--quant q4|int8|fp32] [--block-size 32]
-                    [--accuracy-level 4] [--progress-json]
-      a Hugging Face checkpoint (llama, qwen2, starcoder2; safetensors) -> a Ghostline model folder
+                    [--accuracy-level 4] [--head-bits 4|8] [--progress-json]
+      a Hugging Face checkpoint (llama, qwen2, starcoder2; safetensors) -> a Ghostline model folder;
+      --head-bits 8: with q4, the embedding and output head at 8 bits (closer logits, larger, slower decoding)
 
 --model defaults to the model shipped in models/.
 --device: where the model runs (default auto: the CPU and the GPU are timed once per model and machine and

@@ -31,6 +31,9 @@ export async function convertCheckpoint(opts: ConvertOptions): Promise<ConvertRe
   }
   if (!Number.isInteger(accuracyLevel) || accuracyLevel < 0 || accuracyLevel > 4)
     throw new ConvertError(out, `--accuracy-level must be 0-4, got ${accuracyLevel}`);
+  const headBits = opts.headBits ?? 4;
+  if (headBits !== 4 && headBits !== 8) throw new ConvertError(out, `--head-bits must be 4 or 8, got ${JSON.stringify(opts.headBits)}`);
+  if (opts.headBits !== undefined && quant !== 'q4') throw new ConvertError(out, `--head-bits applies to --quant q4 only (${quant} has one format throughout)`);
   const input = openCheckpointInput(from);
   if (fs.existsSync(out) && !fs.statSync(out).isDirectory()) throw new ConvertError(out, 'exists and is not a folder');
   if (fs.existsSync(out) && fs.readdirSync(out).length > 0) throw new ConvertError(out, 'already exists and is not empty');
@@ -53,12 +56,12 @@ export async function convertCheckpoint(opts: ConvertOptions): Promise<ConvertRe
       doneBytes += bytes;
       opts.onProgress?.({ doneBytes: Math.min(doneBytes, totalBytes), totalBytes, tensor });
     };
-    await writeLeanGraph(ck, arch, writer, { quant, blockSize, accuracyLevel, consumed });
+    await writeLeanGraph(ck, arch, writer, { quant, blockSize, accuracyLevel, ...(quant === 'q4' ? { headBits } : {}), consumed });
     input.writeSideFiles(work);
     const ghostline = {
       ...((config.ghostline as object | undefined) ?? {}),
       graph: 'lean-v1',
-      converted: { quant, block_size: blockSize, accuracy_level: accuracyLevel, from: input.label },
+      converted: { quant, block_size: blockSize, accuracy_level: accuracyLevel, ...(quant === 'q4' ? { head_bits: headBits } : {}), from: input.label },
     };
     writeAll(path.join(work, 'config.json'), Buffer.from(`${JSON.stringify({ ...config, ghostline }, null, 2)}\n`));
     if (opts.signal?.aborted) throw new ConvertError(out, 'conversion cancelled');

@@ -11,6 +11,8 @@ export interface GraphOptions {
   quant: Quant;
   blockSize: number;
   accuracyLevel: number;
+  /** Bits of the embedding table and the output head when quantized (default: the body's). */
+  headBits?: Bits;
   /** Called with the checkpoint bytes just consumed; throws to cancel. */
   consumed: (bytes: number, tensor: string) => void;
 }
@@ -31,6 +33,8 @@ export async function writeLeanGraph(ck: TensorSource, a: Architecture, w: OnnxW
 
 class Builder {
   private readonly bits: Bits | null;
+  /** The embedding's and the output head's bits (one table when they are tied). */
+  private readonly headBits: Bits | null;
   private readonly rep: number;
 
   constructor(
@@ -40,6 +44,7 @@ class Builder {
     private readonly o: GraphOptions,
   ) {
     this.bits = o.quant === 'q4' ? 4 : o.quant === 'int8' ? 8 : null;
+    this.headBits = this.bits && (o.headBits ?? this.bits);
     this.rep = a.heads / a.kvHeads;
   }
 
@@ -247,9 +252,8 @@ class Builder {
   }
 
   /** Codes of row-stacked tensors streamed into the data file; scales kept in memory (1/8 of fp32) and written after. */
-  private quantizedStack(tensors: TensorInfo[], rowScales: number[], k: number): QuantizedData {
+  private quantizedStack(tensors: TensorInfo[], rowScales: number[], k: number, bits: Bits = this.bits!): QuantizedData {
     const { w } = this;
-    const bits = this.bits!;
     const bs = this.o.blockSize;
     const blocks = Math.ceil(k / bs);
     const n = tensors.reduce((s, t) => s + t.shape[0], 0);
@@ -269,16 +273,16 @@ class Builder {
       }
       row += rows;
     });
-    return { n, k, blocks, codesAt, codesBytes: (n * blocks * bs * bits) / 8, scalesAt: w.append(scales) };
+    return { n, k, bits, blocks, codesAt, codesBytes: (n * blocks * bs * bits) / 8, scalesAt: w.append(scales) };
   }
 
   /** MatMulNBits of x with quantized data already written. */
   private matMulNBits(x: string, q: QuantizedData, name: string, out?: string, bias?: string): string {
     const { w } = this;
     const bs = this.o.blockSize;
-    const codes = w.externalRef(`${name}.qweight`, DT.uint8, [q.n, q.blocks, (bs * this.bits!) / 8], q.codesAt, q.codesBytes);
+    const codes = w.externalRef(`${name}.qweight`, DT.uint8, [q.n, q.blocks, (bs * q.bits) / 8], q.codesAt, q.codesBytes);
     const scales = w.externalRef(`${name}.scales`, DT.float, [q.n * q.blocks], q.scalesAt, q.n * q.blocks * 4);
-    const attrs = { K: q.k, N: q.n, bits: this.bits!, block_size: bs, accuracy_level: this.o.accuracyLevel };
+    const attrs = { K: q.k, N: q.n, bits: q.bits, block_size: bs, accuracy_level: this.o.accuracyLevel };
     // inputs: A, B, scales, zero_points, g_idx, bias (the bias input saves an Add node)
     return w.op('MatMulNBits', bias ? [x, codes, scales, '', '', bias] : [x, codes, scales], attrs, MS, out);
   }
@@ -286,15 +290,15 @@ class Builder {
   private embedding(): { hidden: string; table: TensorInfo; quantized?: QuantizedData } {
     const { a, w } = this;
     const table = this.ck.require('model.embed_tokens.weight', [a.vocab, a.hidden]);
-    if (this.bits && a.hidden % this.o.blockSize === 0) {
-      const q = this.quantizedStack([table], [1], a.hidden);
+    if (this.headBits && a.hidden % this.o.blockSize === 0) {
+      const q = this.quantizedStack([table], [1], a.hidden, this.headBits);
       const blocks = q.blocks;
-      const data = w.externalRef('model.embed_tokens.gather_codes', DT.uint8, [a.vocab, (a.hidden * this.bits) / 8], q.codesAt, q.codesBytes);
+      const data = w.externalRef('model.embed_tokens.gather_codes', DT.uint8, [a.vocab, (a.hidden * q.bits) / 8], q.codesAt, q.codesBytes);
       const scales = w.externalRef('model.embed_tokens.gather_scales', DT.float, [a.vocab, blocks], q.scalesAt, a.vocab * blocks * 4);
       const hidden = w.op(
         'GatherBlockQuantized',
         [data, N.inputIds, scales],
-        { bits: this.bits, block_size: this.o.blockSize, gather_axis: 0, quantize_axis: 1 },
+        { bits: q.bits, block_size: this.o.blockSize, gather_axis: 0, quantize_axis: 1 },
         MS,
       );
       return { hidden, table, quantized: q };
@@ -321,7 +325,7 @@ class Builder {
       const q =
         tied && embed.quantized
           ? embed.quantized
-          : this.quantizedStack([tied ? embed.table : this.ck.require('lm_head.weight', [a.vocab, a.hidden])], [1], a.hidden);
+          : this.quantizedStack([tied ? embed.table : this.ck.require('lm_head.weight', [a.vocab, a.hidden])], [1], a.hidden, this.headBits!);
       this.matMulNBits(x, q, 'lm_head', N.logits);
       return;
     }
@@ -344,6 +348,7 @@ class Builder {
 interface QuantizedData {
   n: number;
   k: number;
+  bits: Bits;
   blocks: number;
   codesAt: number;
   codesBytes: number;

@@ -13,6 +13,11 @@ export interface ConvertOptions {
   blockSize?: number;
   /** MatMulNBits accuracy_level (default 4: int8 activations on CPU). */
   accuracyLevel?: number;
+  /**
+   * With q4: bits of the embedding table and the output head (one table when tied). 8 keeps the logits closer
+   * to fp32, as llama.cpp's 4-bit files keep their output tensor at 6 bits; default 4.
+   */
+  headBits?: 4 | 8;
   signal?: AbortSignal;
   onProgress?: (p: ConvertProgress) => void;
 }

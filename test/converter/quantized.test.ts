@@ -101,6 +101,47 @@ for (const [bits, quant] of [
   }
 }
 
+/**
+ * `headBits: 8` with q4: the embedding table and the output head are 8-bit, the rest 4-bit. A checkpoint whose
+ * head is on the 8-bit grid and body on the 4-bit grid then converts without loss (its logits equal the fp32
+ * graph's at accuracy level 0), where plain q4 rounds the head again; for tied (qwen2) and untied heads.
+ */
+for (const name of ['qwen2', 'llama-untied']) {
+  test(`q4 with an 8-bit head of ${name} equals the fp32 graph of the same (grid) weights; plain q4 does not`, async () => {
+    const dir = tempDir(`head8-${name}`);
+    const grid = path.join(dir, 'ckpt');
+    fs.mkdirSync(grid);
+    copyCheckpointMeta(name, grid);
+    writeGridCheckpoint(path.join(CHECKPOINTS, name), path.join(grid, 'model.safetensors'), 4, 8);
+    const ref = checkpointReference(name);
+    const run = async (label: string, quant: 'fp32' | 'q4', headBits?: 4 | 8) => {
+      const r = await convertCheckpoint({ from: grid, out: path.join(dir, label), quant, accuracyLevel: 0, headBits });
+      const config = JSON.parse(fs.readFileSync(path.join(r.out, 'config.json'), 'utf8'));
+      const m = await OnnxCausalLM.load(r.onnxFile, config, { threads: 1 });
+      const out = await m.forward([ref.long_prompt_ids.slice(0, 40)], m.emptyCache(), 3);
+      await m.release();
+      return { logits: out.logits, converted: config.ghostline.converted, bytes: r.bytes };
+    };
+    const fp32 = await run('fp32', 'fp32');
+    const head8 = await run('head8', 'q4', 8);
+    const q4 = await run('q4', 'q4');
+    assert.ok(maxAbsDiff(head8.logits, fp32.logits) < 2e-4, `q4 + 8-bit head vs fp32: ${maxAbsDiff(head8.logits, fp32.logits)}`);
+    assert.ok(maxAbsDiff(q4.logits, fp32.logits) > 1e-3, `plain q4 re-rounds the head: ${maxAbsDiff(q4.logits, fp32.logits)}`);
+    assert.equal(head8.converted.head_bits, 8);
+    assert.equal(q4.converted.head_bits, 4);
+    assert.ok(head8.bytes > q4.bytes, `${head8.bytes} vs ${q4.bytes}`);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+}
+
+test('--head-bits: 4 or 8, and only with q4', async () => {
+  const dir = tempDir('head-bits-bad');
+  const from = path.join(CHECKPOINTS, 'qwen2');
+  await assert.rejects(convertCheckpoint({ from, out: path.join(dir, 'a'), headBits: 6 as 8 }), /--head-bits must be 4 or 8, got 6/);
+  await assert.rejects(convertCheckpoint({ from, out: path.join(dir, 'b'), quant: 'int8', headBits: 8 }), /--head-bits applies to --quant q4 only/);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
 function cosine(a: Float32Array, b: Float32Array): number {
   let ab = 0;
   let aa = 0;
@@ -113,15 +154,21 @@ function cosine(a: Float32Array, b: Float32Array): number {
   return ab / Math.sqrt(aa * bb);
 }
 
-/** Every 2-D weight replaced by its own quantize -> dequantize round trip (fp32), 1-D tensors kept. */
-function writeGridCheckpoint(from: string, file: string, bits: Bits): void {
+const HEAD_TABLES = new Set(['model.embed_tokens.weight', 'lm_head.weight']);
+
+/**
+ * Every 2-D weight replaced by its own quantize -> dequantize round trip (fp32), 1-D tensors kept. `headBits`:
+ * the embedding and output head on that grid instead.
+ */
+function writeGridCheckpoint(from: string, file: string, bits: Bits, headBits: Bits = bits): void {
   const ck = Checkpoint.open(from);
   const out: Record<string, TensorSpec> = {};
   for (const t of ck.tensors.values()) {
     let v = ck.readAll(t);
     if (t.shape.length === 2) {
       const [rows, k] = t.shape;
-      v = dequantizeRows(quantizeRows(v, rows, k, bits, 32), rows, k, bits, 32);
+      const b = HEAD_TABLES.has(t.name) ? headBits : bits;
+      v = dequantizeRows(quantizeRows(v, rows, k, b, 32), rows, k, b, 32);
     }
     out[t.name] = { dtype: 'F32', shape: t.shape, data: f32Bytes(Float32Array.from(v)) };
   }
