@@ -1,15 +1,8 @@
-import * as fs from 'node:fs';
+import { readJsonObjectFile } from '../engine/shared/jsonObjectFile';
 import { ConvertError } from './errors';
 
 export function readJsonObject(file: string): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new ConvertError(file, `is not valid JSON (${(err as Error).message})`);
-  }
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new ConvertError(file, 'must hold a JSON object');
-  return v as Record<string, unknown>;
+  return readJsonObjectFile(file, (f, detail) => new ConvertError(f, detail));
 }
 
 export function validateTokenizer(file: string): void {

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { isInside, type PathModule } from '../../platform/pathInside';
 import { ModelFolderError } from '../shared/errors';
 import { ONNX_PREFERENCE } from '../shared/onnxPreference';
+import { readJsonObjectFile } from '../shared/jsonObjectFile';
 
 export interface ModelFolder {
   dir: string;
@@ -89,30 +90,14 @@ export function isOnnxFileInside(dir: string, requested: string, pathMod: PathMo
   return isInside(dir, pathMod.resolve(dir, requested), { path: pathMod });
 }
 
-/** A model's JSON files are far smaller (Qwen2.5-Coder's tokenizer.json: 7 MB); a larger one is not a model file. */
-const MAX_JSON_BYTES = 256 << 20;
-
-/**
- * A JSON object file of a model folder. Only a regular file is read: a FIFO would block the reading thread
- * forever and /dev/zero would fill its memory.
- */
+/** A JSON object file of a model folder (readJsonObjectFile); null when an optional one is absent. */
 export function readJson(dir: string, file: string, required: boolean): Record<string, unknown> | null {
   const p = path.join(dir, file);
   if (!fs.existsSync(p)) {
     if (required) throw new ModelFolderError(p, 'missing');
     return null;
   }
-  const st = fs.statSync(p);
-  if (!st.isFile()) throw new ModelFolderError(p, 'is not a regular file');
-  if (st.size > MAX_JSON_BYTES) throw new ModelFolderError(p, `is ${Math.round(st.size / 2 ** 20)} MB, more than any model's JSON file`);
-  let value: unknown;
-  try {
-    value = JSON.parse(fs.readFileSync(p, 'utf8'));
-  } catch (err) {
-    throw new ModelFolderError(p, `is not valid JSON (${(err as Error).message})`);
-  }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new ModelFolderError(p, 'must hold a JSON object');
-  return value as Record<string, unknown>;
+  return readJsonObjectFile(p, (f, detail) => new ModelFolderError(f, detail));
 }
 
 /** All end-of-sequence ids the folder declares (generation_config.json, config.json, tokenizer_config.json). */
