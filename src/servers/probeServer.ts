@@ -1,7 +1,7 @@
 import { endpoint } from './endpoint';
 import type { ServerOptions } from './serverOptions';
 import { errorBody, MAX_ANSWER_BYTES, readCapped } from './streamLines';
-import { connectionError, httpError, ServerError } from './serverErrors';
+import { bodyError, connectionError, httpError, ServerError } from './serverErrors';
 
 export interface ProbeResult {
   /** The model's context window per request, when the server says. */
@@ -71,7 +71,9 @@ async function getJson(o: ServerOptions, method: 'GET' | 'POST', path: string, b
     throw connectionError(url, err);
   }
   if (!res.ok) throw httpError(res.status, url, await errorBody(res), res.headers.get('retry-after'));
-  const text = await readCapped(res.body, MAX_ANSWER_BYTES, path);
+  const text = await readCapped(res.body, MAX_ANSWER_BYTES, path).catch((err: unknown) => {
+    throw bodyError(url, err, o.timeoutMs);
+  });
   try {
     return obj(JSON.parse(text));
   } catch {

@@ -53,3 +53,14 @@ export function connectionError(url: string, err: unknown): ServerError {
   if (code === 'ENOTFOUND') return new ServerError(`cannot resolve the host of ${url}`, false);
   return new ServerError(`the request to ${url} failed: ${cause?.message ?? (err instanceof Error ? err.message : String(err))}`, true);
 }
+
+/**
+ * An answer's body that could not be read to its end: the request's timeout, or a dropped connection, as the
+ * request itself reports them; a body over its cap (ServerProtocolError) says so itself.
+ */
+export function bodyError(url: string, err: unknown, timeoutMs: number): Error {
+  const name = (err as Error)?.name;
+  if (name === 'TimeoutError') return new ServerError(`${url} did not answer within ${timeoutMs} ms`, true);
+  if (name === 'ServerProtocolError' || name === 'AbortError') return err as Error;
+  return connectionError(url, err);
+}

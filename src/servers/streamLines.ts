@@ -78,4 +78,6 @@ function parseLine(line: string, format: 'sse' | 'ndjson'): unknown {
   }
 }
 
-export class ServerProtocolError extends Error {}
+export class ServerProtocolError extends Error {
+  override name = 'ServerProtocolError';
+}

@@ -1,4 +1,4 @@
-import { connectionError, httpError, ServerError } from './serverErrors';
+import { bodyError, connectionError, httpError, ServerError } from './serverErrors';
 import type { ServerOptions } from './serverOptions';
 import { errorBody, MAX_ANSWER_BYTES, readCapped } from './streamLines';
 
@@ -44,7 +44,9 @@ export async function postToRoot(o: ServerOptions, route: string, body: unknown)
     throw connectionError(url, err);
   }
   if (!res.ok) throw httpError(res.status, url, await errorBody(res), res.headers.get('retry-after'));
-  const text = await readCapped(res.body, MAX_ANSWER_BYTES, route);
+  const text = await readCapped(res.body, MAX_ANSWER_BYTES, route).catch((err: unknown) => {
+    throw bodyError(url, err, o.timeoutMs);
+  });
   try {
     const v = JSON.parse(text) as unknown;
     if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;

@@ -9,7 +9,7 @@ import { probeServer } from '../../src/servers/probeServer';
 import { ServerGenerator } from '../../src/servers/serverGenerator';
 import { MAX_ANSWER_BYTES } from '../../src/servers/streamLines';
 import { postToRoot } from '../../src/servers/tokenizeRoutes';
-import { floodServer } from './stubServers';
+import { floodServer, stubServer } from './stubServers';
 
 const TIMEOUT_MS = 120_000;
 
@@ -36,5 +36,20 @@ test('an error whose body never ends: the HTTP error at once, its endless body l
     await assert.rejects(postToRoot({ kind: 'llama.cpp', url: flood.url, timeoutMs: TIMEOUT_MS }, '/tokenize', {}), /answered 500/);
   } finally {
     await flood.close();
+  }
+});
+
+test('an answer cut off mid-body: the request failed, said as a dropped connection is', async () => {
+  const cut = await stubServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"tokens": [1, 2,');
+    setTimeout(() => res.socket?.destroy(), 20);
+  });
+  try {
+    const o = { kind: 'llama.cpp' as const, url: cut.url, timeoutMs: TIMEOUT_MS };
+    await assert.rejects(postToRoot(o, '/tokenize', { content: 'x' }), /the request to .*\/tokenize failed/);
+    await assert.rejects(probeServer(o), /the request to .*\/props failed/);
+  } finally {
+    await cut.close();
   }
 });
