@@ -1,8 +1,8 @@
 // `npm run bench:device [-- --models default,0.5b,1.5b --gpu-models default,0.5b,1.5b --threads T]`: the local
 // model on each device onnxruntime-node can open here (the CPU, and the GPU through WebGPU). Per model and
 // device: load and first-run time, prefill and decode tokens/s on the workload `auto` measures, decode at 1,500
-// tokens of context, the bytes copied per decode step, the nodes the GPU provider left to the CPU, and what
-// `auto` keeps (the same rule on the same workload). The Qwen2.5-Coder 0.5B/1.5B shapes are random-weight
+// tokens of context, the bytes copied per decode step (on the GPU with the KV cache kept there and, for the
+// before and after, uploaded on every run), the nodes the GPU provider left to the CPU, and what `auto` keeps (the same rule on the same workload). The Qwen2.5-Coder 0.5B/1.5B shapes are random-weight
 // checkpoints converted to q4 (bench/qwenPath.ts). On SwiftShader (a Vulkan on the CPU) only the default model
 // goes to the GPU unless --gpu-models says otherwise: it proves the path, not the speed. Writes
 // bench/results/device.json.
@@ -67,6 +67,13 @@ async function main(): Promise<void> {
         failedRow(name, 'gpu', new Error(gpuOpenFailure(e, support.api))),
       );
       result.rows.push(row);
+      // The same device with the cache uploaded on every run, as before it stayed there: the before and after.
+      if (row.cacheOnDevice === true) {
+        log(`${name}: the GPU again, the cache uploaded on every run`);
+        result.rows.push(
+          await measureDevice(name, folder.onnxPath, folder.config, 'gpu', ctx, undefined, false).catch((e) => failedRow(name, 'gpu', e, 'turned off')),
+        );
+      }
       const cpu = result.rows[0];
       if (!row.error && !cpu.error) {
         const pre = Math.max(8, Math.min(WORKLOAD.prefillTokens, Math.floor(ctx / 4)));
@@ -75,7 +82,12 @@ async function main(): Promise<void> {
       } else result.auto = { device: 'cpu', why: row.error ?? 'the CPU row failed' };
     }
     for (const r of result.rows)
-      log(`${name} ${r.device}: ${r.error ?? `prefill ${r.prefillTokensPerS} tok/s, decode ${r.decodeTokensPerS} tok/s, first run ${r.firstRunMs} ms`}`);
+      log(
+        `${name} ${r.device}${r.cacheOnDevice === undefined ? '' : r.cacheOnDevice === true ? ' (cache kept)' : ` (cache uploaded: ${r.cacheOnDevice})`}: ` +
+          (r.error ??
+            `prefill ${r.prefillTokensPerS} tok/s, decode ${r.decodeTokensPerS} tok/s, first run ${r.firstRunMs} ms; ` +
+              r.copy.map((c) => `${c.context} ctx: ${c.cacheUploadBytes} B up/step, ${c.decodeMsPerToken} ms/token`).join('; ')),
+      );
     if (result.auto) log(`${name}: auto keeps the ${result.auto.device.toUpperCase()}: ${result.auto.why}`);
     results.push(result);
   }

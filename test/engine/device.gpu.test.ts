@@ -16,6 +16,7 @@ import { defaultModelDir } from '../../src/engine/host/defaultModel';
 import { readModelFolder } from '../../src/engine/model/modelFolder';
 import { OnnxCausalLM } from '../../src/engine/model/onnxModel';
 import { TextTokenizer } from '../../src/engine/model/tokenizer';
+import { describeDevice } from '../../src/engine/shared/device';
 import { special, text, type Prompt } from '../../src/engine/shared/prompt';
 import type { GenerateResult } from '../../src/engine/shared/types';
 import { Engine } from '../../src/engine/worker/engine';
@@ -123,9 +124,15 @@ describe('WebGPU on SwiftShader: the graphs agree with the CPU', { skip }, () =>
         decodeTies += r.nearTies;
         decodeDiff = Math.max(decodeDiff, r.maxDiff);
       }
+      // Lean graphs keep the cache on the GPU (deviceCacheGraph.ts): the prefill uploads it, each decode step
+      // runs on the copy the last run left there. The Hugging Face contract uploads it on every run.
+      const kept = gpu.deviceCacheStats;
+      if (gpu.contract.kind === 'lean') assert.deepEqual(kept && { kept: kept.kept, uploaded: kept.uploaded }, { kept: 3, uploaded: 1 }, g.name);
+      else assert.equal(gpu.deviceCacheWhyNot, 'not a Ghostline lean graph');
       t.diagnostic(
         `${g.name}: ${prefill.rows} prefill rows, ${prefill.nearTies} near ties, max |logit diff| ${prefill.maxDiff.toFixed(3)}; ` +
-          `3 decode steps, ${decodeTies} near ties, max |logit diff| ${decodeDiff.toFixed(3)}`,
+          `3 decode steps, ${decodeTies} near ties, max |logit diff| ${decodeDiff.toFixed(3)}; ` +
+          (kept ? `cache kept on the GPU for ${kept.kept} runs, uploaded ${kept.uploaded}` : `cache uploaded every run (${gpu.deviceCacheWhyNot})`),
       );
       assert.ok(prefill.nearTies <= Math.ceil(prefill.rows / 10), `${g.name}: ${prefill.nearTies} near ties of ${prefill.rows} rows`);
       await cpu.release();
@@ -159,6 +166,7 @@ describe("WebGPU on SwiftShader: the engine gives the CPU's suggestions", { skip
     const run = async (device: 'cpu' | 'gpu') => {
       const engine = await Engine.load(BUNDLED, { device, moveCachedRunsOverMs: 0, threads: 1 });
       assert.equal(engine.info.device.device, device);
+      if (device === 'gpu') assert.match(describeDevice(engine.info.device), /^GPU \(WebGPU on Vulkan, KV cache kept on the GPU\): /);
       const results: { result: GenerateResult; cached: readonly number[] }[] = [];
       for (const r of SESSION) {
         const result = await engine.generate(r.prompt, { temperature: 0, maxNewTokens: 6, ...r.options });

@@ -15,6 +15,8 @@ export class LeanStore {
   readonly keys: Float32Array[] = [];
   readonly values: Float32Array[] = [];
   private feedsCache: Record<string, Tensor> | null = null;
+  /** Counts writes: a copy of the store kept elsewhere (the GPU's, deviceCacheMirror.ts) is current while it matches. */
+  version = 0;
 
   constructor(
     readonly contract: IoContract,
@@ -90,6 +92,7 @@ export class LeanStore {
   copyMoved(src: LeanStore, from: number, to: number, length: number, invFreq: Float64Array | null): void {
     const { kvHeads: h, headDim: d, layers } = this.contract;
     const half = d / 2;
+    this.version++;
     const delta = to - from;
     const cos = new Float64Array(half);
     const sin = new Float64Array(half);
@@ -124,6 +127,7 @@ export class LeanStore {
   /** Writes the graph's new rows (new_kv [2 * layers * batch, seq, kvHeads * headDim]) at positions from `at`. */
   write(newKv: Float32Array, seq: number, at: number): void {
     const { kvHeads: h, headDim: d, layers } = this.contract;
+    this.version++;
     const rowLen = h * d;
     const cap = this.cap;
     for (let i = 0; i < layers; i++) {

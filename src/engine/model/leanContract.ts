@@ -19,6 +19,10 @@
  *   token's log-probability needs (the confidence gate). onnxruntime's vectorized Exp and ReduceSum do it in
  *   about 0.15 ms for a 152k vocabulary, JavaScript's Math.exp in about 2 ms per token. Graphs converted
  *   before it have no such output: the runtime computes it then.
+ *
+ * On the GPU the graph is loaded with one more output per cache input, `cache_out.{i}.key` / `.value`: the
+ * cache with this run's rows written in, left on the GPU and fed back as the next run's cache, so a decode step
+ * does not upload the whole cache (deviceCacheGraph.ts makes it at load; the file on disk is the one above).
  */
 export const LEAN_GRAPH_NAME = 'ghostline-lean-v1';
 
@@ -32,4 +36,7 @@ export const leanNames = {
   newKv: 'new_kv',
   cacheKey: (layer: number) => `cache.${layer}.key`,
   cacheValue: (layer: number) => `cache.${layer}.value`,
+  /** Outputs of the device cache variant only (deviceCacheGraph.ts): the cache with this run's rows written in. */
+  cacheOutKey: (layer: number) => `cache_out.${layer}.key`,
+  cacheOutValue: (layer: number) => `cache_out.${layer}.value`,
 } as const;

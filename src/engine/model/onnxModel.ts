@@ -5,6 +5,8 @@ import * as path from 'node:path';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import type { ComputeDevice } from '../shared/device';
 import { GpuError, ModelFolderError, errorMessage } from '../shared/errors';
+import { DeviceCacheMirror, type DeviceCacheStats } from './deviceCacheMirror';
+import { deviceCacheGraph } from './deviceCacheGraph';
 import { halfToFloat } from './half';
 import { readIoContract, type IoContract } from './ioContract';
 import { KvCache } from './kvCache';
@@ -17,6 +19,13 @@ export type AnyKvCache = KvCache | LeanKvCache;
 export interface SessionOptions extends Pick<EngineOptions, 'threads'> {
   /** The CPU (default), or the GPU through onnxruntime's WebGPU provider. */
   device?: ComputeDevice;
+  /**
+   * Keep the KV cache on the device between runs (deviceCacheGraph.ts). Default: on the GPU, where it saves
+   * uploading the whole cache per step. false there gives the upload on every run (bench:device compares the
+   * two); true on the CPU runs the same graph with its copies in memory, which the tests compare with the plain
+   * graph, exactly.
+   */
+  deviceCache?: boolean;
 }
 
 /**
@@ -69,12 +78,24 @@ export interface ForwardResult {
 
 /** One ONNX causal LM session, fed through the Hugging Face / Optimum decoder contract. */
 export class OnnxCausalLM {
+  /** The GPU's copy of the cache, when the graph keeps it there (lean graphs on the GPU). */
+  private readonly mirror: DeviceCacheMirror | null;
+
   private constructor(
     private readonly session: InferenceSession,
     readonly contract: IoContract,
     readonly file: string,
     readonly device: ComputeDevice,
-  ) {}
+    /** Why the cache is uploaded on every GPU run instead of staying there; null when it stays (or on the CPU). */
+    readonly deviceCacheWhyNot: string | null,
+  ) {
+    this.mirror = deviceCacheWhyNot === null ? new DeviceCacheMirror(contract.layers) : null;
+  }
+
+  /** What crossed to the GPU for the cache since the session opened; null where it is not kept there. */
+  get deviceCacheStats(): DeviceCacheStats | null {
+    return this.mirror?.stats ?? null;
+  }
 
   /**
    * A session on the CPU or the GPU. On the GPU every heavy node runs in the WebGPU provider and onnxruntime
@@ -82,24 +103,32 @@ export class OnnxCausalLM {
    * throws GpuError, so the caller can fall back to the CPU.
    */
   static async load(file: string, config: Record<string, unknown>, opts: SessionOptions = {}): Promise<OnnxCausalLM> {
-    let session: InferenceSession;
+    let session: InferenceSession | null = null;
     const device = opts.device ?? 'cpu';
     const threads = device === 'gpu' ? 1 : opts.threads && opts.threads > 0 ? opts.threads : defaultThreads(onnxWeightBytes(file));
+    const base: InferenceSession.SessionOptions = {
+      executionProviders: [device === 'gpu' ? 'webgpu' : 'cpu'],
+      graphOptimizationLevel: 'all',
+      executionMode: 'sequential',
+      intraOpNumThreads: threads,
+      interOpNumThreads: 1,
+      extra: threadingEntries(threads),
+    };
+    let whyNot: string | null = 'on the CPU';
+    if (opts.deviceCache === false) whyNot = 'turned off';
+    else if (device === 'gpu' || opts.deviceCache) {
+      const variant = await openDeviceCacheVariant(file, base, device);
+      if ('session' in variant) [session, whyNot] = [variant.session, null];
+      else whyNot = variant.why;
+    }
     try {
-      session = await InferenceSession.create(file, {
-        executionProviders: [device === 'gpu' ? 'webgpu' : 'cpu'],
-        graphOptimizationLevel: 'all',
-        executionMode: 'sequential',
-        intraOpNumThreads: threads,
-        interOpNumThreads: 1,
-        extra: threadingEntries(threads),
-      });
+      session ??= await InferenceSession.create(file, base);
     } catch (err) {
       if (device === 'gpu') throw new GpuError(`the GPU could not run it: ${errorMessage(err)}`);
       throw new ModelFolderError(file, `onnxruntime could not load it: ${errorMessage(err)}`);
     }
     try {
-      return new OnnxCausalLM(session, readIoContract(session, config, file), file, device);
+      return new OnnxCausalLM(session, readIoContract(session, config, file), file, device, whyNot);
     } catch (err) {
       await session.release();
       throw err;
@@ -166,17 +195,27 @@ export class OnnxCausalLM {
       }
     }
     // A first chunk skips the empty cache slots on the CPU; WebGPU cannot take zero-sized inputs (the process
-    // crashes), so there the slots go in masked.
-    const cap = past === 0 && this.device === 'cpu' ? 0 : store.cap;
+    // crashes), so there the slots go in masked, as they do wherever the cache's copy is kept by the graph
+    // (its output has the input's capacity).
+    const cap = past === 0 && this.device === 'cpu' && !this.mirror ? 0 : store.cap;
+    const onDevice = this.mirror?.feedsFor(store) ?? null;
     const feeds: Record<string, Tensor> = {
-      ...(cap ? store.feeds() : store.emptyFeeds()),
+      ...(onDevice ?? (cap ? store.feeds() : store.emptyFeeds())),
       [leanNames.inputIds]: new Tensor('int64', ids, [batch, seq]),
       [leanNames.positionIds]: new Tensor('int64', pos, [batch, seq]),
       [leanNames.attentionBias]: new Tensor('float32', attentionBias(past, seq, cap), [seq, cap + seq]),
       [leanNames.keep]: new Tensor('int64', BigInt64Array.of(BigInt(keep)), []),
     };
-    const out = await this.session.run(feeds);
+    let out: InferenceSession.OnnxValueMapType;
+    try {
+      out = await this.session.run(feeds);
+    } catch (err) {
+      // The GPU's copy may be gone with the device; the host's store is as it was before the run.
+      this.mirror?.drop();
+      throw err;
+    }
     store.write((out[leanNames.newKv] as Tensor).data as Float32Array, seq, past);
+    this.mirror?.keep(store, out as Record<string, Tensor>);
     const logitsT = out[leanNames.logits] as Tensor;
     const [, rowsOut, vocab] = logitsT.dims;
     const rows = Math.min(keep, rowsOut);
@@ -189,7 +228,45 @@ export class OnnxCausalLM {
   }
 
   async release(): Promise<void> {
+    this.mirror?.drop();
     await this.session.release();
+  }
+}
+
+/** Graph files above this size carry their weights inline: not a converter's lean graph, and too big to edit. */
+const MAX_VARIANT_GRAPH_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A GPU session of the device cache variant of a lean graph (deviceCacheGraph.ts), or why there is none. The
+ * variant is loaded from memory, so onnxruntime is told where the weights' data file is. Any failure here
+ * leaves the plain graph to try (a GPU that cannot run at all fails there too, with its own message).
+ */
+async function openDeviceCacheVariant(
+  file: string,
+  base: InferenceSession.SessionOptions,
+  device: ComputeDevice,
+): Promise<{ session: InferenceSession } | { why: string }> {
+  let graph: Uint8Array;
+  try {
+    const size = fs.statSync(file).size;
+    if (size > MAX_VARIANT_GRAPH_BYTES) return { why: 'the graph file carries its weights inline' };
+    graph = fs.readFileSync(file);
+  } catch (err) {
+    return { why: `the graph file could not be read (${errorMessage(err)})` };
+  }
+  const variant = deviceCacheGraph(graph);
+  if ('why' in variant) return variant;
+  const names = DeviceCacheMirror.outputNames(variant.layers);
+  const extra = base.extra as { session?: Record<string, unknown> } | undefined;
+  try {
+    const session = await InferenceSession.create(variant.bytes, {
+      ...base,
+      ...(device === 'gpu' && { preferredOutputLocation: Object.fromEntries(names.map((n) => [n, 'gpu-buffer' as const])) }),
+      extra: { ...extra, session: { ...extra?.session, model_external_initializers_file_folder_path: path.dirname(file) } },
+    });
+    return { session };
+  } catch (err) {
+    return { why: `onnxruntime could not run the graph that keeps the cache on the device (${errorMessage(err)})` };
   }
 }
 

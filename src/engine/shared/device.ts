@@ -25,6 +25,8 @@ export interface DeviceReport {
   device: ComputeDevice;
   /** The graphics API the WebGPU provider drives on this platform (Metal, Direct3D 12, Vulkan), when on the GPU. */
   gpuApi?: string;
+  /** On the GPU: where the KV cache lives between runs ("kept on the GPU", or uploaded every run and why). */
+  gpuCache?: string;
   /** One sentence: measured now, remembered from an earlier measurement, asked for, or why not the GPU. */
   reason: string;
   /** The measurement behind an `auto` verdict, when one was made or remembered. */
@@ -43,6 +45,7 @@ export function gpuApiFor(platform: string, arch: string): string | null {
 
 /** One line for logs, Show Stats and the tooltip: "GPU (WebGPU on Vulkan), measured 2.1x faster than the CPU". */
 export function describeDevice(r: DeviceReport): string {
-  const where = r.device === 'gpu' ? `GPU (WebGPU on ${r.gpuApi ?? 'the GPU'})` : 'CPU';
+  const cache = r.device === 'gpu' && r.gpuCache ? `, KV cache ${r.gpuCache}` : '';
+  const where = r.device === 'gpu' ? `GPU (WebGPU on ${r.gpuApi ?? 'the GPU'}${cache})` : 'CPU';
   return `${where}: ${r.fellBack ?? r.reason}`;
 }

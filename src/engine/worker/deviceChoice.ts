@@ -51,17 +51,19 @@ export async function chooseDevice(file: string, config: Record<string, unknown>
   if (setting === 'cpu') return cpuWith('the device is set to cpu');
   const support = gpuSupport();
   if ('missing' in support) return cpuWith(support.missing);
-  const gpuReport = (reason: string, measured?: DeviceVerdict): DeviceReport => ({
+  const gpuReport = (model: OnnxCausalLM, reason: string, measured?: DeviceVerdict): DeviceReport => ({
     setting,
     device: 'gpu',
     gpuApi: support.api,
+    gpuCache: gpuCacheLine(model),
     reason,
     ...(measured ? { measured: measurement(measured) } : {}),
   });
 
   if (setting === 'gpu') {
     try {
-      return { model: await OnnxCausalLM.load(file, config, { device: 'gpu' }), report: gpuReport('the device is set to gpu') };
+      const model = await OnnxCausalLM.load(file, config, { device: 'gpu' });
+      return { model, report: gpuReport(model, 'the device is set to gpu') };
     } catch (err) {
       opts.log?.(`the GPU could not be opened: ${errorMessage(err)}`);
       return cpuWith(gpuOpenFailure(err, support.api));
@@ -74,10 +76,8 @@ export async function chooseDevice(file: string, config: Record<string, unknown>
   if (known?.device === 'cpu') return cpuWith(`measured on ${known.at.slice(0, 10)}: ${comparison(known)}`, known);
   if (known?.device === 'gpu') {
     try {
-      return {
-        model: await OnnxCausalLM.load(file, config, { device: 'gpu' }),
-        report: gpuReport(`measured on ${known.at.slice(0, 10)}: ${comparison(known)}`, known),
-      };
+      const model = await OnnxCausalLM.load(file, config, { device: 'gpu' });
+      return { model, report: gpuReport(model, `measured on ${known.at.slice(0, 10)}: ${comparison(known)}`, known) };
     } catch (err) {
       opts.log?.(`the GPU could not be opened: ${errorMessage(err)}`);
       return cpuWith(`the GPU measured faster earlier cannot be opened now: ${gpuOpenFailure(err, support.api)}`);
@@ -125,10 +125,15 @@ async function measureBoth(
   opts.log?.(`device: ${verdict.device.toUpperCase()}, ${comparison(verdict)}`);
   if (verdict.device === 'gpu') {
     await cpu.release();
-    return { model: gpu, report: { setting: 'auto', device: 'gpu', gpuApi: api, reason, measured: measurement(verdict) } };
+    return { model: gpu, report: { setting: 'auto', device: 'gpu', gpuApi: api, gpuCache: gpuCacheLine(gpu), reason, measured: measurement(verdict) } };
   }
   await gpu.release();
   return { model: cpu, report: { setting: 'auto', device: 'cpu', reason, measured: measurement(verdict) } };
+}
+
+/** Where a GPU model keeps its KV cache between runs, for the device line. */
+function gpuCacheLine(model: OnnxCausalLM): string {
+  return model.deviceCacheWhyNot === null ? 'kept on the GPU' : `uploaded every run (${model.deviceCacheWhyNot})`;
 }
 
 /** The GPU when it runs the workload GPU_MARGIN times faster than the CPU, else the CPU. */

@@ -1,0 +1,134 @@
+// The KV cache kept on the device (deviceCacheGraph.ts, deviceCacheMirror.ts), checked on the CPU: the variant
+// graph runs there too, its `cache_out.*` copies held in memory instead of on the GPU. Fed its own copies, it
+// must give the logits of the plain graph fed the host's buffers, through every way the engine changes a cache.
+// A row written at the wrong place, or a copy used after the host changed its store, shows in the logits.
+// The GPU tier (device.gpu.test.ts) runs the same variant on WebGPU.
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { before, describe, test } from 'node:test';
+import { convertCheckpoint } from '../../src/converter/convert';
+import { defaultModelDir } from '../../src/engine/host/defaultModel';
+import { deviceCacheGraph } from '../../src/engine/model/deviceCacheGraph';
+import { LeanKvCache } from '../../src/engine/model/leanCache';
+import { readModelFolder } from '../../src/engine/model/modelFolder';
+import { type AnyKvCache, OnnxCausalLM } from '../../src/engine/model/onnxModel';
+import { CHECKPOINTS } from '../converter/checkpointFixtures';
+import { ROOT, TINY, argmax, maxAbsDiff } from '../helpers';
+
+/** Float sums over the masked empty slots run in another order than over none: a few ulps, nothing more. */
+const TOLERANCE = 1e-4;
+
+interface Graph {
+  name: string;
+  file: string;
+  config: Record<string, unknown>;
+}
+
+describe('the KV cache kept by the graph gives the plain graph logits', () => {
+  const graphs: Graph[] = [];
+
+  before(async () => {
+    const bundled = readModelFolder(defaultModelDir(ROOT));
+    graphs.push({ name: 'default model (int8)', file: bundled.onnxPath, config: bundled.config });
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-device-cache-'));
+    for (const [family, quant] of [
+      ['qwen2', 'q4'],
+      ['llama-untied', 'fp32'],
+      ['starcoder2', 'int8'],
+    ] as const) {
+      const r = await convertCheckpoint({ from: path.join(CHECKPOINTS, family), out: path.join(out, family), quant });
+      graphs.push({ name: `${family} (${quant})`, file: r.onnxFile, config: JSON.parse(fs.readFileSync(path.join(r.out, 'config.json'), 'utf8')) });
+    }
+  });
+
+  test('prefill, decode, a chunk, a crop, a fork, growth past the capacity and a batch of two', async (t) => {
+    for (const g of graphs) {
+      const plain = await OnnxCausalLM.load(g.file, g.config, { threads: 1 });
+      const kept = await OnnxCausalLM.load(g.file, g.config, { threads: 1, deviceCache: true });
+      assert.equal(kept.deviceCacheWhyNot, null, `${g.name}: the variant loads`);
+      assert.equal(plain.deviceCacheStats, null);
+      const vocab = plain.contract.vocab;
+      const ids = (n: number, salt: number) => Array.from({ length: n }, (_, i) => (i * 37 + salt) % Math.min(vocab, 300));
+      let worst = 0;
+      // Each step feeds both models the same rows; `change` is what the engine does to a cache between runs.
+      let p: AnyKvCache = plain.emptyCache();
+      let k: AnyKvCache = kept.emptyCache();
+      const step = async (what: string, rows: number[][], change: (c: LeanKvCache) => LeanKvCache = (c) => c) => {
+        const a = await plain.forward(rows, change(p as LeanKvCache), rows[0].length);
+        const b = await kept.forward(rows, change(k as LeanKvCache), rows[0].length);
+        const diff = maxAbsDiff(a.logits, b.logits);
+        assert.ok(diff < TOLERANCE, `${g.name}, ${what}: logits differ by ${diff}`);
+        for (let r = 0; r < a.logits.length / vocab; r++)
+          assert.equal(
+            argmax(b.logits.subarray(r * vocab, (r + 1) * vocab)),
+            argmax(a.logits.subarray(r * vocab, (r + 1) * vocab)),
+            `${g.name}, ${what}, row ${r}`,
+          );
+        worst = Math.max(worst, diff);
+        p = a.cache;
+        k = b.cache;
+      };
+      await step('prefill', [ids(24, 5)]);
+      for (let i = 0; i < 4; i++) await step(`decode ${i}`, [[ids(1, 11 + i)[0]]]);
+      await step('a chunk after the cache', [ids(5, 17)]);
+      const afterRun = { ...kept.deviceCacheStats! };
+      await step('a crop, then other tokens (the copy stays current)', [ids(3, 23)], (c) => c.crop(10));
+      assert.equal(kept.deviceCacheStats!.kept, afterRun.kept + 1, `${g.name}: a crop keeps the copy`);
+      await step('a fork (a new store goes up)', [ids(2, 29)], (c) => c.fork(12));
+      assert.equal(kept.deviceCacheStats!.uploaded, afterRun.uploaded + 1, `${g.name}: a fork uploads`);
+      await step('past the capacity (a larger store)', [ids(260, 31)]);
+      await step('decode in the larger store', [[7]]);
+      await step('a batch of two', [[3], [9]], (c) => c.gather([0, 0]));
+      await step('decode the batch', [[4], [5]]);
+      const s = kept.deviceCacheStats!;
+      t.diagnostic(`${g.name}: max |logit diff| ${worst.toExponential(2)}; ${s.kept} runs on the kept copy, ${s.uploaded} uploads`);
+      assert.equal(s.kept, 8, `${g.name}: decode, chunk, crop and the steps after each new store ran on the kept copy`);
+      assert.equal(s.uploaded, 4, `${g.name}: the first run, the fork, the growth and the gather uploaded`);
+      await plain.release();
+      await kept.release();
+    }
+  });
+
+  test('moved runs: a store assembled on the host goes up, then the copy is used again', async () => {
+    const g = graphs[0];
+    const plain = await OnnxCausalLM.load(g.file, g.config, { threads: 1 });
+    const kept = await OnnxCausalLM.load(g.file, g.config, { threads: 1, deviceCache: true });
+    const prompt = Array.from({ length: 40 }, (_, i) => (i * 13 + 3) % 200);
+    const a0 = await plain.forward([prompt.slice(0, 30)], plain.emptyCache());
+    const b0 = await kept.forward([prompt.slice(0, 30)], kept.emptyCache());
+    // The last 20 tokens move 4 places later, as an edit above them would move them (keys turned on the host).
+    const invFreq = Float64Array.from({ length: plain.contract.headDim / 2 }, (_, j) => 10000 ** ((-2 * j) / plain.contract.headDim));
+    const shifted = [...prompt.slice(0, 10), 1, 2, 3, 4, ...prompt.slice(10, 30)];
+    const run = [{ from: 10, to: 14, length: 20 }];
+    const pa = LeanKvCache.assemble(a0.cache as LeanKvCache, 10, run, shifted, invFreq);
+    const pb = LeanKvCache.assemble(b0.cache as LeanKvCache, 10, run, shifted, invFreq);
+    const before = { ...kept.deviceCacheStats! };
+    const a1 = await plain.forward([[1, 2, 3, 4]], pa, 4);
+    const b1 = await kept.forward([[1, 2, 3, 4]], pb, 4);
+    assert.ok(maxAbsDiff(a1.logits, b1.logits) < TOLERANCE);
+    const a2 = await plain.forward([[5]], (a1.cache as LeanKvCache).through(shifted, 34));
+    const b2 = await kept.forward([[5]], (b1.cache as LeanKvCache).through(shifted, 34));
+    assert.ok(maxAbsDiff(a2.logits, b2.logits) < TOLERANCE, 'the moved run is read from the copy made after the upload');
+    assert.deepEqual(kept.deviceCacheStats, { kept: before.kept + 1, uploaded: before.uploaded + 1, uploadedBytes: before.uploadedBytes + pb.bytes });
+    await plain.release();
+    await kept.release();
+  });
+
+  test('graphs that cannot keep it say why, and run as before', async () => {
+    assert.match((deviceCacheGraph(new Uint8Array([1, 2, 3, 255])) as { why: string }).why, /does not decode|not a Ghostline lean graph/);
+    const hf = readModelFolder(TINY);
+    assert.deepEqual(deviceCacheGraph(fs.readFileSync(hf.onnxPath)), { why: 'not a Ghostline lean graph' });
+    const variant = deviceCacheGraph(fs.readFileSync(graphs[0].file));
+    assert.ok('bytes' in variant);
+    assert.deepEqual(deviceCacheGraph(variant.bytes), { why: 'the graph already has device cache outputs' });
+    const model = await OnnxCausalLM.load(hf.onnxPath, hf.config, { threads: 1, deviceCache: true });
+    assert.equal(model.deviceCacheWhyNot, 'not a Ghostline lean graph');
+    assert.equal(model.deviceCacheStats, null);
+    await model.release();
+    const off = await OnnxCausalLM.load(graphs[0].file, graphs[0].config, { threads: 1, deviceCache: false });
+    assert.equal(off.deviceCacheWhyNot, 'turned off');
+    await off.release();
+  });
+});
