@@ -14,7 +14,7 @@ import { describeDevice, type DeviceReport } from '../../src/engine/shared/devic
 import { GpuError } from '../../src/engine/shared/errors';
 import { chooseDevice, comparison, fasterDevice, GPU_MARGIN, gpuOpenFailure } from '../../src/engine/worker/deviceChoice';
 import { DeviceModel } from '../../src/engine/worker/deviceModel';
-import { DeviceVerdicts, verdictKey, type DeviceVerdict } from '../../src/engine/worker/deviceVerdicts';
+import { DeviceVerdicts, GPU_PATH_REVISION, verdictKey, type DeviceVerdict } from '../../src/engine/worker/deviceVerdicts';
 import { Engine } from '../../src/engine/worker/engine';
 import { ROOT } from '../helpers';
 
@@ -176,6 +176,20 @@ describe('no GPU adapter (VK_ICD_FILENAMES points at nothing)', {
     assert.equal(new DeviceVerdicts(file).get(key)?.device, 'gpu');
     await engine.model.release();
   });
+
+  test('a verdict measured under an older GPU path is not used: the devices are measured again', async () => {
+    const file = verdictFile();
+    const folder = readModelFolder(BUNDLED);
+    const { env } = await import('onnxruntime-node');
+    const ort = env.versions?.node ?? env.versions?.common ?? 'unknown';
+    new DeviceVerdicts(file).set(verdictKey(folder.onnxPath, ort, GPU_PATH_REVISION - 1), verdict('cpu'));
+    const engine = await chooseDevice(folder.onnxPath, folder.config, { device: 'auto', threads: 1, contextLength: 512, deviceVerdictFile: file });
+    assert.equal(engine.report.device, 'cpu');
+    // Not "measured on 2026-12-01": the old verdict is ignored, and this machine's missing adapter is the reason.
+    assert.doesNotMatch(engine.report.reason, /^measured on/);
+    if (process.arch === 'x64') assert.match(engine.report.reason, /^no usable GPU/);
+    await engine.model.release();
+  });
 });
 
 function verdict(device: 'cpu' | 'gpu', at = '2026-12-01T10:00:00.000Z'): DeviceVerdict {
@@ -224,6 +238,7 @@ describe('the verdict and its store', () => {
     const a = verdictKey(onnx, '1.30.0');
     assert.equal(verdictKey(onnx, '1.30.0'), a, 'stable');
     assert.notEqual(verdictKey(onnx, '1.31.0'), a);
+    assert.notEqual(verdictKey(onnx, '1.30.0', GPU_PATH_REVISION - 1), a, 'a verdict from an older GPU path');
     fs.writeFileSync(onnx, 'second, longer');
     assert.notEqual(verdictKey(onnx, '1.30.0'), a);
     assert.match(a, new RegExp(`${process.platform}-${process.arch}`));

@@ -23,11 +23,17 @@ interface VerdictFile {
 const MAX_VERDICTS = 64;
 
 /**
- * The key a verdict is remembered under: the model file (path, size, modification time), the onnxruntime
- * version and the machine (platform, CPU model, core count). A new driver is not in it: Ghostline: Measure
- * Devices Again (or deleting the file) measures afresh.
+ * How Ghostline runs a model on the GPU: a verdict measured under another revision is measured again, as its
+ * GPU timing no longer holds. 2: the KV cache stays on the GPU between runs (model/deviceCacheGraph.ts).
  */
-export function verdictKey(onnxFile: string, ortVersion: string): string {
+export const GPU_PATH_REVISION = 2;
+
+/**
+ * The key a verdict is remembered under: the model file (path, size, modification time), the onnxruntime
+ * version, Ghostline's GPU path and the machine (platform, CPU model, core count). A new driver is not in it:
+ * Ghostline: Measure Devices Again (or deleting the file) measures afresh.
+ */
+export function verdictKey(onnxFile: string, ortVersion: string, gpuPath = GPU_PATH_REVISION): string {
   let stamp = 'missing';
   try {
     const st = fs.statSync(onnxFile);
@@ -36,9 +42,8 @@ export function verdictKey(onnxFile: string, ortVersion: string): string {
     // A file that vanished keys as missing: no verdict matches it.
   }
   const cpu = os.cpus()[0]?.model?.trim() ?? 'unknown CPU';
-  return [path.resolve(onnxFile), stamp, `onnxruntime ${ortVersion}`, `${process.platform}-${process.arch}`, `${cpu} x${os.availableParallelism()}`].join(
-    ' | ',
-  );
+  const machine = [`${process.platform}-${process.arch}`, `${cpu} x${os.availableParallelism()}`];
+  return [path.resolve(onnxFile), stamp, `onnxruntime ${ortVersion}`, `GPU path ${gpuPath}`, ...machine].join(' | ');
 }
 
 /** A store of verdicts in one JSON file; a missing, unreadable or foreign file reads as empty. */
