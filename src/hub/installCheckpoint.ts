@@ -7,9 +7,9 @@ import type { ConvertOptions, ConvertProgress, ConvertResult, Quant } from '../c
 import { checkpointDir, convertingDir, folderBytes } from './checkpointStore';
 import { downloadModel, MANIFEST, modelDir, type DownloadModelOptions, type DownloadProgress, type ModelManifest } from './downloader';
 import { HubError, isHubError } from './hubErrors';
-import { resolveEndpoint } from './hubClient';
+import { listRepoFiles, resolveEndpoint } from './hubClient';
 import { listInstalledModels } from './installedModels';
-import { checkpointFiles, commonFiles, ggufFiles, SAFETENSORS_FILE, SAFETENSORS_INDEX, type ModelFile } from './recommended';
+import { checkpointFiles, commonFiles, ggufFiles, pickGgufFile, SAFETENSORS_FILE, SAFETENSORS_INDEX, type ModelFile } from './recommended';
 import { shardNamesFromIndex } from './shardIndex';
 
 /**
@@ -96,10 +96,37 @@ function listFiles(dir: string, rel = ''): { path: string; size: number }[] {
 }
 
 /** Downloads one GGUF file of the repo and, where the repo has them, its tokenizer files (used instead of the rebuilt ones). */
-async function downloadGguf(dl: Omit<DownloadModelOptions, 'files'>, file: string, onProgress?: (p: InstallProgress) => void): Promise<{ commit?: string }> {
+/**
+ * Downloads a GGUF file and the repo's tokenizer files; resolves with the file fetched. A repo with no file of
+ * that name (a catalog name that could not be checked against the hub, a repo that renamed its files) is listed,
+ * and the GGUF the converter reads best is fetched instead (pickGgufFile: Q8_0 first), with a log line.
+ */
+async function downloadGguf(
+  dl: Omit<DownloadModelOptions, 'files'>,
+  file: string,
+  onProgress?: (p: InstallProgress) => void,
+): Promise<{ commit?: string; file: string }> {
   onProgress?.({ stage: 'resolve' });
-  const res = await downloadModel({ ...dl, files: ggufFiles(file), onProgress: (p) => onProgress?.({ stage: 'download', download: p }) });
-  return { commit: res.commit };
+  const fetch = async (f: string) =>
+    (await downloadModel({ ...dl, files: ggufFiles(f), onProgress: (p) => onProgress?.({ stage: 'download', download: p }) })).commit;
+  try {
+    return { commit: await fetch(file), file };
+  } catch (e) {
+    const fileMissing = isHubError(e, 'not_found') && e.details.file === file && e.details.code !== 'RepoNotFound' && e.details.code !== 'RevisionNotFound';
+    if (!fileMissing) throw e;
+    const revision = dl.revision ?? 'main';
+    const listing = await listRepoFiles(resolveEndpoint(dl.endpoint, dl.env), dl.repo, revision, dl);
+    const other = pickGgufFile(listing.files.map((f) => f.rfilename));
+    if (!other) {
+      throw new HubError(
+        'not_found',
+        `${dl.repo}@${revision} has no ${file}, nor another GGUF file the converter reads (Q8_0, F16, BF16, Q4_0-Q5_1, K-quants from Q4_K)`,
+        e.details,
+      );
+    }
+    dl.log?.(`${dl.repo} has no ${file}: converting its ${other} instead`);
+    return { commit: await fetch(other), file: other };
+  }
 }
 
 /** Downloads the checkpoint's files; returns the commit and the weight files fetched. */
@@ -145,7 +172,8 @@ export async function installCheckpoint(opts: InstallCheckpointOptions): Promise
   }
 
   const dl = { ...hub, revision, destDir: ckDir };
-  const { commit } = gguf ? await downloadGguf(dl, gguf, onProgress) : await downloadCheckpoint(dl, onProgress);
+  const fetched: { commit?: string; file?: string } = gguf ? await downloadGguf(dl, gguf, onProgress) : await downloadCheckpoint(dl, onProgress);
+  const { commit, file: ggufFile } = fetched;
 
   const work = convertingDir(opts.storageDir, opts.repo);
   const tmpOut = path.join(work, 'model');
@@ -156,7 +184,7 @@ export async function installCheckpoint(opts: InstallCheckpointOptions): Promise
     onProgress?.({ stage: 'convert' });
     // A GGUF is converted from its file (a repo may keep it in a folder); the repo's tokenizer.json, when fetched,
     // lies beside a file at the repo's top.
-    const from = gguf ? path.join(ckDir, ...gguf.split('/')) : ckDir;
+    const from = ggufFile ? path.join(ckDir, ...ggufFile.split('/')) : ckDir;
     converted = await convert({ from, out: tmpOut, quant, signal: opts.signal, onProgress: (p) => onProgress?.({ stage: 'convert', convert: p }) });
     if (opts.signal?.aborted) throw new Error('cancelled');
     finishFolder(tmpOut, ckDir);
@@ -167,7 +195,7 @@ export async function installCheckpoint(opts: InstallCheckpointOptions): Promise
       endpoint: resolveEndpoint(opts.endpoint, opts.env),
       downloadedAt: new Date().toISOString(),
       files: listFiles(tmpOut),
-      converted: { from: gguf ? 'gguf' : 'safetensors', quant: converted.quant, modelType: converted.modelType, seconds: converted.seconds },
+      converted: { from: ggufFile ? 'gguf' : 'safetensors', quant: converted.quant, modelType: converted.modelType, seconds: converted.seconds },
     };
     fs.writeFileSync(path.join(tmpOut, MANIFEST), JSON.stringify(manifest, null, 2));
     // Not an installed model (checked above): a leftover, replaced whole or (a file in it locked) not at all.

@@ -186,7 +186,8 @@ const CHECKPOINTS: readonly RecommendedModel[] = [
  * Models trained for next edits, in the prompt format Ghostline speaks (src/completion/nextEdit/sweepPrompt.ts).
  * Sweep publishes them only as GGUF (Q8_0): the file is downloaded and converted here like a checkpoint
  * (src/converter/gguf/). The file names are those that llama.cpp setups and Nix derivations (with hashes) name
- * for these repos; the hub listing itself was not reachable from here, so they are marked unverified.
+ * for these repos; the hub listing itself was not reachable from here, so they are marked unverified. Where the
+ * repo has no file of that name, the download takes the repo's best GGUF instead (installCheckpoint.ts).
  */
 const NEXT_EDIT: readonly RecommendedModel[] = [
   {

@@ -397,7 +397,7 @@ test('a GGUF repo: the one .gguf file is downloaded and converted; the tokenizer
   );
 });
 
-test('a GGUF repo without the named file: a clear not-found, nothing converted', async () => {
+test('a GGUF repo without the named file nor another it can convert: a clear not-found, nothing converted', async () => {
   const repo = 'acme/next-edit-missing';
   hub.repos.set(repo, { files: { 'other.gguf': Buffer.alloc(10) } });
   const conv = fakeConverter();
@@ -405,6 +405,24 @@ test('a GGUF repo without the named file: a clear not-found, nothing converted',
   assert.equal(e.kind, 'not_found');
   assert.equal(conv.calls.length, 0);
   assertNothingListed();
+});
+
+// The catalog's next-edit file names could not be checked against the hub from here, and a repo may rename its
+// files: a missing named file makes the repo's listing choose, by the same rule as a typed GGUF repo.
+test('a GGUF repo that renamed the file: its best GGUF is fetched instead, converted, and the log says so', async () => {
+  const { convertCheckpoint } = await import('../../src/converter/convert');
+  const repo = 'acme/next-edit-renamed';
+  const gguf = path.join(ROOT, 'test', 'fixtures', 'gguf', 'qwen2-q8_0.gguf');
+  hub.repos.set(repo, { files: { 'next-edit-v2-Q8_0.gguf': fs.readFileSync(gguf), 'next-edit-v2-IQ2_XS.gguf': Buffer.alloc(100, 1) } });
+  const logged: string[] = [];
+  const res = await installCheckpoint({ ...base(), repo, gguf: 'model.q8_0.gguf', convert: convertCheckpoint, log: (m) => logged.push(m) });
+  assert.ok(fs.existsSync(path.join(res.dir, 'onnx', 'model_q4.onnx')));
+  assert.deepEqual(
+    logged.filter((m) => /instead/.test(m)),
+    [`${repo} has no model.q8_0.gguf: converting its next-edit-v2-Q8_0.gguf instead`],
+  );
+  assert.ok(!hub.log.some((r) => r.url.includes('IQ2_XS')), 'a format the converter refuses is never fetched');
+  assert.equal(JSON.parse(fs.readFileSync(path.join(res.dir, MANIFEST), 'utf8')).converted.from, 'gguf');
 });
 
 test('a GGUF kept in a folder of the repo is converted from there', async () => {
