@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import type { SessionStats } from '../completion/sessionStats';
 import type { EngineClient } from '../engine/host/client';
 import { defaultModelDir } from '../engine/host/defaultModel';
-import { describeDevice } from '../engine/shared/device';
+import { describeDevice, describeGpuCache } from '../engine/shared/device';
 import type { Config } from './config';
 import { installedModelItems } from './downloadModel';
 import { generateFromSelection, type GenerateArgs } from './generateFromSelection';
@@ -104,7 +104,9 @@ export function registerCommands(d: CommandDeps): vscode.Disposable {
       const info = d.loader.info;
       const worker = info ? await d.client.workerStats().catch(() => null) : null;
       const huge = worker?.hugePageBytes ? ` (${Math.round(worker.hugePageBytes / 1e6)} MB on huge pages)` : '';
-      const memory = worker ? `, worker ${Math.round(worker.rssBytes / 1e6)} MB${huge}, ${worker.cachedTokens} tokens cached` : '';
+      const memory = worker
+        ? `, worker ${Math.round(worker.rssBytes / 1e6)} MB${huge}, ${worker.cachedTokens} tokens cached${worker.gpuCache ? `, ${describeGpuCache(worker.gpuCache)}` : ''}`
+        : '';
       const moves = info?.canMoveCachedRuns ? `, cached runs moved ${info.moveCachedRunsOverMs < 0 ? 'never' : `over ${info.moveCachedRunsOverMs} ms`}` : '';
       const local = info
         ? `Model ${info.name} (${path.basename(info.onnxFile)}) on the ${describeDevice(info.device)}, ${info.threads} threads${moves}${memory}`

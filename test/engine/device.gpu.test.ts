@@ -16,7 +16,7 @@ import { defaultModelDir } from '../../src/engine/host/defaultModel';
 import { readModelFolder } from '../../src/engine/model/modelFolder';
 import { OnnxCausalLM } from '../../src/engine/model/onnxModel';
 import { TextTokenizer } from '../../src/engine/model/tokenizer';
-import { describeDevice } from '../../src/engine/shared/device';
+import { describeDevice, describeGpuCache } from '../../src/engine/shared/device';
 import { special, text, type Prompt } from '../../src/engine/shared/prompt';
 import type { GenerateResult } from '../../src/engine/shared/types';
 import { Engine } from '../../src/engine/worker/engine';
@@ -163,7 +163,7 @@ describe("WebGPU on SwiftShader: the engine gives the CPU's suggestions", { skip
   ];
 
   test('the same greedy tokens and the same cache reuse, request by request', async (t) => {
-    const run = async (device: 'cpu' | 'gpu') => {
+    const run = async (device: 'cpu' | 'gpu', t: { diagnostic: (s: string) => void }) => {
       const engine = await Engine.load(BUNDLED, { device, moveCachedRunsOverMs: 0, threads: 1 });
       assert.equal(engine.info.device.device, device);
       if (device === 'gpu') assert.match(describeDevice(engine.info.device), /^GPU \(WebGPU on Vulkan, KV cache kept on the GPU\): /);
@@ -172,11 +172,18 @@ describe("WebGPU on SwiftShader: the engine gives the CPU's suggestions", { skip
         const result = await engine.generate(r.prompt, { temperature: 0, maxNewTokens: 6, ...r.options });
         results.push({ result, cached: [...engine.cachedTokenIds] });
       }
+      const kept = engine.gpuCache;
+      if (device === 'gpu') {
+        // Keystrokes, the moved FIM and prompt lookup's drafts reuse the store in place: its copy on the GPU serves
+        // them. Only the first prompt and the moved runs (assembled on the host) upload.
+        assert.ok(kept && kept.kept > 3 * kept.uploaded, `the GPU's copy served most runs: ${kept && describeGpuCache(kept)}`);
+        t.diagnostic(`a session of ${SESSION.length} requests on the GPU: ${describeGpuCache(kept)}`);
+      } else assert.equal(kept, null);
       await engine.dispose();
       return results;
     };
-    const cpu = await run('cpu');
-    const gpu = await run('gpu');
+    const cpu = await run('cpu', t);
+    const gpu = await run('gpu', t);
     const check = await OnnxCausalLM.load(readModelFolder(BUNDLED).onnxPath, readModelFolder(BUNDLED).config, { device: 'cpu', threads: 1 });
     let nearTies = 0;
     for (const [i, r] of SESSION.entries()) {

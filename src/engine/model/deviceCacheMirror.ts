@@ -1,26 +1,19 @@
 import type { Tensor } from 'onnxruntime-node';
+import type { DeviceCacheCounts } from '../shared/device';
 import type { LeanStore } from './leanCache';
 import { leanNames } from './leanContract';
-
-/** What crossed to the GPU for the cache, since the session opened (bench:device, Show Stats' device line). */
-export interface DeviceCacheStats {
-  /** Runs that fed the cache from the GPU's own copy: nothing uploaded. */
-  kept: number;
-  /** Runs that uploaded the host's cache (a new store, a store changed on the host, a first run). */
-  uploaded: number;
-  uploadedBytes: number;
-}
 
 /**
  * The GPU's copy of one lean store: the `cache_out.*` tensors of the last run (deviceCacheGraph.ts), which
  * equal the host store after that run's rows were written (LeanStore.write). They are fed back while the store
  * is the same object at the same version; any other write on the host (a moved run, a copy into a new store)
  * makes the host's buffers go up once more. One copy is held, for the store the last run used: a session that
- * switches between kept caches uploads on each switch, as every run did before.
+ * switches between kept caches uploads on each switch, as every run did before. Runs are sequential (the engine
+ * runs one request at a time), so a copy is never replaced while a run reads it.
  */
 export class DeviceCacheMirror {
   private held: { store: LeanStore; version: number; feeds: Record<string, Tensor> } | null = null;
-  readonly stats: DeviceCacheStats = { kept: 0, uploaded: 0, uploadedBytes: 0 };
+  readonly stats: DeviceCacheCounts = { kept: 0, uploaded: 0, uploadedBytes: 0 };
 
   constructor(private readonly layers: number) {}
 

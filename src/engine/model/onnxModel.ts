@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import type { ComputeDevice } from '../shared/device';
 import { GpuError, ModelFolderError, errorMessage } from '../shared/errors';
-import { DeviceCacheMirror, type DeviceCacheStats } from './deviceCacheMirror';
+import type { DeviceCacheCounts } from '../shared/device';
+import { DeviceCacheMirror } from './deviceCacheMirror';
 import { deviceCacheGraph } from './deviceCacheGraph';
 import { halfToFloat } from './half';
 import { readIoContract, type IoContract } from './ioContract';
@@ -93,7 +94,7 @@ export class OnnxCausalLM {
   }
 
   /** What crossed to the GPU for the cache since the session opened; null where it is not kept there. */
-  get deviceCacheStats(): DeviceCacheStats | null {
+  get deviceCacheStats(): DeviceCacheCounts | null {
     return this.mirror?.stats ?? null;
   }
 

@@ -19,6 +19,15 @@ export interface DeviceTiming {
   firstRunMs: number;
 }
 
+/** What crossed to the GPU for the KV cache since the model loaded (model/deviceCacheMirror.ts). */
+export interface DeviceCacheCounts {
+  /** Runs that fed the cache from the GPU's own copy: nothing uploaded. */
+  kept: number;
+  /** Runs that uploaded the host's cache (a first run, a store changed on the host). */
+  uploaded: number;
+  uploadedBytes: number;
+}
+
 /** Which device the model runs on, and why: what Show Stats and the status bar tooltip say. */
 export interface DeviceReport {
   setting: DeviceSetting;
@@ -48,4 +57,10 @@ export function describeDevice(r: DeviceReport): string {
   const cache = r.device === 'gpu' && r.gpuCache ? `, KV cache ${r.gpuCache}` : '';
   const where = r.device === 'gpu' ? `GPU (WebGPU on ${r.gpuApi ?? 'the GPU'}${cache})` : 'CPU';
   return `${where}: ${r.fellBack ?? r.reason}`;
+}
+
+/** Show Stats: how often the GPU's copy of the KV cache served a run ("KV cache on the GPU for 95 of 100 runs, 4 MB uploaded"). */
+export function describeGpuCache(c: DeviceCacheCounts): string {
+  const mb = c.uploadedBytes / 1e6;
+  return `KV cache on the GPU for ${c.kept} of ${c.kept + c.uploaded} runs, ${mb < 10 ? mb.toFixed(1) : Math.round(mb)} MB uploaded`;
 }

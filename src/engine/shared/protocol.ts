@@ -1,5 +1,5 @@
 import type { DecodeOptions } from './decodeOptions';
-import type { DeviceReport } from './device';
+import type { DeviceCacheCounts, DeviceReport } from './device';
 import type { EngineOptions } from './engineOptions';
 import type { Prompt } from './prompt';
 import type { FirstLine, GenerateResult, ModelInfo } from './types';
@@ -13,6 +13,8 @@ export interface WorkerStats {
   hugePageBytes: number | null;
   /** The glibc tunables the worker runs with, as its environment holds them (null when unset). */
   glibcTunables: string | null;
+  /** On the GPU, with the KV cache kept there: runs that used its copy and runs that uploaded it (null elsewhere). */
+  gpuCache: DeviceCacheCounts | null;
 }
 
 /** Messages from the client (extension host / CLI thread) to the inference worker. */

@@ -3,7 +3,7 @@ import { errorMessage } from '../shared/errors';
 import type { AnyKvCache, ForwardResult, OnnxCausalLM } from '../model/onnxModel';
 
 /** The model calls the engine makes, on whichever session is active. */
-export type CausalModel = Pick<OnnxCausalLM, 'forward' | 'emptyCache' | 'release' | 'contract' | 'file'>;
+export type CausalModel = Pick<OnnxCausalLM, 'forward' | 'emptyCache' | 'release' | 'contract' | 'file' | 'deviceCacheStats'>;
 
 /**
  * The model on its chosen device, moved to the CPU for the rest of the session when a GPU run fails (device
@@ -26,6 +26,10 @@ export class DeviceModel implements CausalModel {
 
   get file(): string {
     return this.active.file;
+  }
+
+  get deviceCacheStats(): OnnxCausalLM['deviceCacheStats'] {
+    return this.active.deviceCacheStats;
   }
 
   emptyCache(batch?: number): AnyKvCache {

@@ -12,7 +12,7 @@ import { configInvFreq } from '../model/rotary';
 import { PREFILL_ASIDE_OPTIONS, PREFILL_ASIDE_CHUNK } from '../shared/prefillAside';
 import { eosIds, readModelFolder, type ModelFolder } from '../model/modelFolder';
 import { OnnxCausalLM, defaultThreads, onnxWeightBytes, type AnyKvCache } from '../model/onnxModel';
-import type { DeviceReport } from '../shared/device';
+import type { DeviceCacheCounts, DeviceReport } from '../shared/device';
 import { chooseDevice } from './deviceChoice';
 import { DeviceModel } from './deviceModel';
 import { SamplerChain } from '../decode/samplers/chain';
@@ -161,6 +161,12 @@ export class Engine {
   /** Tokens currently held in the KV cache. */
   get cachedTokens(): number {
     return this.cache.length;
+  }
+
+  /** On the GPU with the KV cache kept there: runs on its copy and uploads since the load (null elsewhere). */
+  get gpuCache(): DeviceCacheCounts | null {
+    const s = this.model.deviceCacheStats;
+    return s && { ...s };
   }
 
   /** The token ids the KV cache holds (tests, debugging). */

@@ -71,6 +71,7 @@ port.on('message', (msg: ToWorker) => {
           cachedTokens: engine?.cachedTokens ?? 0,
           hugePageBytes: anonHugePageBytes(),
           glibcTunables: process.env.GLIBC_TUNABLES ?? null,
+          gpuCache: engine?.gpuCache ?? null,
         },
       });
       return;
