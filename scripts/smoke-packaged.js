@@ -9,7 +9,10 @@
 //      of a few prompts, editor-style completions through the whole suggestion pipeline (a Windows path among
 //      them), a keystroke that must reuse the KV cache, and a bad request that must not end the session;
 //   2. the same package with its native library removed: `generate` must fail with the engine's explanation
-//      (NativeLoadError), not a dead worker.
+//      (NativeLoadError), not a dead worker;
+//   3. linux-x64 only, on SwiftShader (Chromium's Vulkan on the CPU): `generate --device gpu` must run on the GPU
+//      with the KV cache kept there (the packaged binding's GPU outputs, the bundled graph variant). In CI a
+//      missing SwiftShader fails this step; elsewhere it is reported and skipped.
 // Compared with linux-x64, run here in the same command. The rule, because int8 kernels differ by CPU:
 //   - the most likely next token is the same, unless linux-x64's top two are within NEAR_TIE nats;
 //   - every token in both top-5 lists has a log-probability within LOGPROB_TOLERANCE nats of linux-x64's;
@@ -69,7 +72,7 @@ function parseArgs(argv) {
  * @param {string[]} args
  * @param {string} [stdin] a file fed as stdin
  */
-function cli(target, ext, args, stdin) {
+function cli(target, ext, args, stdin, env = {}) {
   const node = nodeFor(target);
   const io = fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-smoke-io-'));
   const out = path.join(io, 'out');
@@ -78,7 +81,12 @@ function cli(target, ext, args, stdin) {
   const fds = [stdin ? fs.openSync(stdin, 'r') : 'ignore', fs.openSync(out, 'w'), fs.openSync(err, 'w')];
   const t0 = Date.now();
   try {
-    const r = spawnSync(node.exe, [...node.args, path.join('dist', 'cli.js'), ...args], { cwd: ext, env: node.env, stdio: fds, timeout: RUN_TIMEOUT_MS });
+    const r = spawnSync(node.exe, [...node.args, path.join('dist', 'cli.js'), ...args], {
+      cwd: ext,
+      env: { ...node.env, ...env },
+      stdio: fds,
+      timeout: RUN_TIMEOUT_MS,
+    });
     return {
       status: r.status,
       signal: r.signal,
@@ -137,7 +145,23 @@ function runTarget(target, ext) {
   const t = targetOf(target);
   fs.rmSync(path.join(broken, 'node_modules', 'onnxruntime-node', 'bin', 'napi-v6', t.platform, t.arch, t.runtime));
   const failed = cli(target, broken, ['generate', '--prompt', 'x', '--max-new-tokens', '2']);
-  return { serve, byId, failed };
+  return { serve, byId, failed, gpu: target === 'linux-x64' ? gpuRun(target, ext) : null };
+}
+
+/**
+ * The package's GPU path on SwiftShader: a short greedy generation with `--device gpu`.
+ * @param {string} target
+ * @param {string} ext
+ */
+function gpuRun(target, ext) {
+  let found;
+  try {
+    found = require('../out/test/swiftShader.js').swiftShaderEnv();
+  } catch {
+    found = { missing: 'the tests are not built (npm test builds them first)' };
+  }
+  if (!('env' in found)) return { missing: found.missing };
+  return cli(target, ext, ['generate', '--device', 'gpu', '--prompt', PROMPTS[0], '--max-new-tokens', '4', '--temperature', '0'], undefined, found.env);
 }
 
 /**
@@ -164,6 +188,23 @@ function judge(target, run, ref) {
   }
   const platform = targetOf(target).platform;
   const expectHint = platform === 'win32' ? /Visual C\+\+ Redistributable/ : /reinstall Ghostline/i;
+  if (run.gpu && 'missing' in run.gpu) {
+    if (process.env.CI) problems.push(`the GPU step needs SwiftShader in CI: ${run.gpu.missing}`);
+    else console.log(`[smoke] ${target}: the GPU step is skipped: ${run.gpu.missing}`);
+  } else if (run.gpu) {
+    const g = run.gpu;
+    if (g.status !== 0) problems.push(`generate --device gpu exited ${g.status ?? g.signal}: ${g.stderr.trim().split('\n').slice(-2).join(' | ')}`);
+    else if (!/runs on the GPU \(WebGPU on Vulkan, KV cache kept on the GPU\)/.test(g.stderr)) {
+      problems.push(
+        `generate --device gpu did not keep the KV cache on the GPU: ${
+          g.stderr
+            .trim()
+            .split('\n')
+            .find((l) => l.includes('runs on')) ?? g.stderr.slice(0, 200)
+        }`,
+      );
+    } else if (!g.stdout.trim()) problems.push('generate --device gpu wrote no text');
+  }
   if (failed.status === 0) problems.push('generate succeeded without its native library');
   else if (!/native library did not load/.test(failed.stderr) || !expectHint.test(failed.stderr)) {
     problems.push(`without its library, generate said: ${failed.stderr.trim().slice(0, 300)}`);
@@ -235,6 +276,8 @@ async function main() {
         serveSeconds: Number((r.serve.ms / 1000).toFixed(1)),
         ...agreement,
         nativeFailure: r.failed.stderr.trim().split('\n').at(-1)?.slice(0, 160),
+        ...(r.gpu &&
+          'status' in r.gpu && { gpuSeconds: Number((r.gpu.ms / 1000).toFixed(1)), gpuText: r.gpu.stdout.trim(), cpuText: r.byId['greedy-0']?.text }),
         problems,
       };
       report.push(entry);
