@@ -8,6 +8,7 @@ import { errorMessage } from '../src/engine/shared/errors';
 import { LeanKvCache } from '../src/engine/model/leanCache';
 import { OnnxCausalLM } from '../src/engine/model/onnxModel';
 import { timeWorkload } from '../src/engine/worker/deviceChoice';
+import { DeviceModel } from '../src/engine/worker/deviceModel';
 import { round } from './stats';
 
 /** `auto`'s own workload (src/engine/worker/deviceChoice.ts): the rows are comparable with its verdicts. */
@@ -28,6 +29,16 @@ export interface CopyPerStep {
   decodeMsPerToken: number;
 }
 
+/** The first request after a load (a 100-token prompt, 4 decode steps), without and with the load's warm-up. */
+export interface FirstRequest {
+  coldMs: number;
+  /** What the warm-up (DeviceModel.warmUp) took at load. */
+  warmUpMs: number;
+  warmedMs: number;
+  /** The same request once more on the warmed session: the steady state. */
+  againMs: number;
+}
+
 export interface DeviceRow {
   model: string;
   device: ComputeDevice;
@@ -41,6 +52,8 @@ export interface DeviceRow {
   decodeTokensPerS: number;
   /** At WORKLOAD's context and at LONG_CONTEXT where the model's window has room. */
   copy: CopyPerStep[];
+  /** On the GPU: what the load's warm-up saves the first request. */
+  firstRequest?: FirstRequest;
   error?: string;
 }
 
@@ -101,6 +114,32 @@ async function copyCost(model: OnnxCausalLM, device: ComputeDevice, context: num
     readBackBytes: kvBytes(model) + c.vocab * 4,
     decodeMsPerToken: round(decodeMsPerToken, 3),
   };
+}
+
+/**
+ * The first request on a fresh GPU session, then on another fresh session after the engine's warm-up: the shaders
+ * a request needs compile on its first run, which the warm-up moves to the load.
+ */
+export async function firstRequest(file: string, config: Record<string, unknown>): Promise<FirstRequest> {
+  const request = async (model: OnnxCausalLM, salt: number) => {
+    const t0 = performance.now();
+    const ids = Array.from({ length: 100 }, (_, i) => (i * 7 + salt) % Math.min(model.contract.vocab, 300));
+    let r = await model.forward([ids], model.emptyCache());
+    for (let i = 0; i < 4; i++) r = await model.forward([[ids[i]]], r.cache);
+    return performance.now() - t0;
+  };
+  const cold = await OnnxCausalLM.load(file, config, { device: 'gpu' });
+  const coldMs = await request(cold, 1).finally(() => cold.release());
+  const gpu = await OnnxCausalLM.load(file, config, { device: 'gpu' });
+  try {
+    const warmed = new DeviceModel(gpu, { setting: 'gpu', device: 'gpu', reason: 'bench' }, () => Promise.reject(new Error('no CPU here')));
+    const warmUpMs = (await warmed.warmUp()) ?? 0;
+    const warmedMs = await request(gpu, 1);
+    const againMs = await request(gpu, 2);
+    return { coldMs: round(coldMs, 0), warmUpMs: round(warmUpMs, 0), warmedMs: round(warmedMs, 0), againMs: round(againMs, 0) };
+  } finally {
+    await gpu.release();
+  }
 }
 
 /** K and V of one position in every layer, as the host keeps them (float32). */

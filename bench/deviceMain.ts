@@ -2,7 +2,8 @@
 // model on each device onnxruntime-node can open here (the CPU, and the GPU through WebGPU). Per model and
 // device: load and first-run time, prefill and decode tokens/s on the workload `auto` measures, decode at 1,500
 // tokens of context, the bytes copied per decode step (on the GPU with the KV cache kept there and, for the
-// before and after, uploaded on every run), the nodes the GPU provider left to the CPU, and what `auto` keeps (the same rule on the same workload). The Qwen2.5-Coder 0.5B/1.5B shapes are random-weight
+// before and after, uploaded on every run), the first request after a GPU load without and with the load's
+// warm-up, the nodes the GPU provider left to the CPU, and what `auto` keeps (the same rule on the same workload). The Qwen2.5-Coder 0.5B/1.5B shapes are random-weight
 // checkpoints converted to q4 (bench/qwenPath.ts). On SwiftShader (a Vulkan on the CPU) only the default model
 // goes to the GPU unless --gpu-models says otherwise: it proves the path, not the speed. Writes
 // bench/results/device.json.
@@ -15,7 +16,7 @@ import { defaultModelDir, packageRoot } from '../src/engine/host/defaultModel';
 import type { DeviceTiming } from '../src/engine/shared/device';
 import { errorMessage } from '../src/engine/shared/errors';
 import { comparison, fasterDevice, gpuOpenFailure, gpuSupport } from '../src/engine/worker/deviceChoice';
-import { type DeviceRow, failedRow, gpuPlacement, measureDevice, type Placement, WORKLOAD } from './device';
+import { type DeviceRow, failedRow, firstRequest, gpuPlacement, measureDevice, type Placement, WORKLOAD } from './device';
 import { ensureConvertedShape, type QwenShapeName } from './qwenPath';
 
 const MODELS = ['default', '0.5b', '1.5b'] as const;
@@ -67,6 +68,10 @@ async function main(): Promise<void> {
         failedRow(name, 'gpu', new Error(gpuOpenFailure(e, support.api))),
       );
       result.rows.push(row);
+      if (!row.error) {
+        log(`${name}: the first request after a load on the GPU, without and with the warm-up`);
+        row.firstRequest = await firstRequest(folder.onnxPath, folder.config);
+      }
       // The same device with the cache uploaded on every run, as before it stayed there: the before and after.
       if (row.cacheOnDevice === true) {
         log(`${name}: the GPU again, the cache uploaded on every run`);
@@ -86,7 +91,10 @@ async function main(): Promise<void> {
         `${name} ${r.device}${r.cacheOnDevice === undefined ? '' : r.cacheOnDevice === true ? ' (cache kept)' : ` (cache uploaded: ${r.cacheOnDevice})`}: ` +
           (r.error ??
             `prefill ${r.prefillTokensPerS} tok/s, decode ${r.decodeTokensPerS} tok/s, first run ${r.firstRunMs} ms; ` +
-              r.copy.map((c) => `${c.context} ctx: ${c.cacheUploadBytes} B up/step, ${c.decodeMsPerToken} ms/token`).join('; ')),
+              r.copy.map((c) => `${c.context} ctx: ${c.cacheUploadBytes} B up/step, ${c.decodeMsPerToken} ms/token`).join('; ') +
+              (r.firstRequest
+                ? `; first request ${r.firstRequest.coldMs} ms cold, ${r.firstRequest.warmedMs} ms after a ${r.firstRequest.warmUpMs} ms warm-up (then ${r.firstRequest.againMs} ms)`
+                : '')),
       );
     if (result.auto) log(`${name}: auto keeps the ${result.auto.device.toUpperCase()}: ${result.auto.why}`);
     results.push(result);

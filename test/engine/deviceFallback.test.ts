@@ -67,7 +67,7 @@ describe('a GPU lost in the middle of a generation', () => {
     const engine = await Engine.load(
       BUNDLED,
       { device: 'gpu', threads: 1 },
-      { onDeviceChange: (r) => told.push({ ...r }), chooseDevice: async () => ({ model: gpu.model, report: gpuReport() }) },
+      { onDeviceChange: (r) => told.push({ ...r }), chooseDevice: async () => ({ model: gpu.model, report: gpuReport(), warmed: true }) },
     );
     assert.equal(engine.info.device.device, 'gpu');
     const got = await engine.generate(PROMPT, { temperature: 0, maxNewTokens: 12 });
@@ -96,7 +96,7 @@ describe('a GPU lost in the middle of a generation', () => {
     const engine = await Engine.load(
       BUNDLED,
       { device: 'gpu', threads: 1 },
-      { onDeviceChange: (r) => told.push(r), chooseDevice: async () => ({ model: gpu.model, report: gpuReport() }) },
+      { onDeviceChange: (r) => told.push(r), chooseDevice: async () => ({ model: gpu.model, report: gpuReport(), warmed: true }) },
     );
     const cpuEngine = await Engine.load(BUNDLED, { device: 'cpu', threads: 1 });
     const expected = await cpuEngine.generate(PROMPT, { temperature: 0, maxNewTokens: 8 });
@@ -104,6 +104,37 @@ describe('a GPU lost in the middle of a generation', () => {
     const got = await engine.generate(PROMPT, { temperature: 0, maxNewTokens: 8 });
     assert.equal(got.text, expected.text);
     assert.equal(told.length, 1);
+    await engine.dispose();
+  });
+
+  test('a GPU opened without a first run is warmed up at load: one that fails there moves to the CPU before any request', async () => {
+    const healthy = await failingGpu(Infinity);
+    const logged: string[] = [];
+    const warmed = await Engine.load(
+      BUNDLED,
+      { device: 'gpu', threads: 1 },
+      { log: (l) => logged.push(l), chooseDevice: async () => ({ model: healthy.model, report: gpuReport() }) },
+    );
+    assert.equal(healthy.calls(), 2, 'a prefill and a decode step at load, none before');
+    assert.match(logged.join('\n'), /GPU warm-up \(shader compilation\) at load: \d+ ms/);
+    assert.equal(warmed.info.device.device, 'gpu');
+    // The fake's release always fails, as a lost device's does.
+    await warmed.dispose().catch(() => undefined);
+
+    const lost = await failingGpu(0);
+    const told: DeviceReport[] = [];
+    const engine = await Engine.load(
+      BUNDLED,
+      { device: 'gpu', threads: 1 },
+      { onDeviceChange: (r) => told.push({ ...r }), chooseDevice: async () => ({ model: lost.model, report: gpuReport() }) },
+    );
+    assert.equal(told.length, 1, 'told at load');
+    assert.equal(engine.info.device.device, 'cpu');
+    const cpuEngine = await Engine.load(BUNDLED, { device: 'cpu', threads: 1 });
+    const expected = await cpuEngine.generate(PROMPT, { temperature: 0, maxNewTokens: 8 });
+    await cpuEngine.dispose();
+    assert.equal((await engine.generate(PROMPT, { temperature: 0, maxNewTokens: 8 })).text, expected.text);
+    assert.equal(told.length, 1, 'and only then');
     await engine.dispose();
   });
 

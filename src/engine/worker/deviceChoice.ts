@@ -18,6 +18,8 @@ const DECODE_TOKENS = 16;
 export interface DeviceChoice {
   model: OnnxCausalLM;
   report: DeviceReport;
+  /** The GPU session has run already (auto just measured it): its shaders are compiled, no warm-up is needed. */
+  warmed?: boolean;
 }
 
 export interface ChooseDeviceOptions extends Pick<EngineOptions, 'device' | 'threads' | 'deviceVerdictFile'> {
@@ -125,7 +127,11 @@ async function measureBoth(
   opts.log?.(`device: ${verdict.device.toUpperCase()}, ${comparison(verdict)}`);
   if (verdict.device === 'gpu') {
     await cpu.release();
-    return { model: gpu, report: { setting: 'auto', device: 'gpu', gpuApi: api, gpuCache: gpuCacheLine(gpu), reason, measured: measurement(verdict) } };
+    return {
+      model: gpu,
+      report: { setting: 'auto', device: 'gpu', gpuApi: api, gpuCache: gpuCacheLine(gpu), reason, measured: measurement(verdict) },
+      warmed: true,
+    };
   }
   await gpu.release();
   return { model: cpu, report: { setting: 'auto', device: 'cpu', reason, measured: measurement(verdict) } };

@@ -2,6 +2,9 @@ import type { DeviceReport } from '../shared/device';
 import { errorMessage } from '../shared/errors';
 import type { AnyKvCache, ForwardResult, OnnxCausalLM } from '../model/onnxModel';
 
+/** The warm-up's prefill: long enough for the multi-token kernels a prompt uses, short enough to cost little. */
+const WARM_UP_TOKENS = 16;
+
 /** The model calls the engine makes, on whichever session is active. */
 export type CausalModel = Pick<OnnxCausalLM, 'forward' | 'emptyCache' | 'release' | 'contract' | 'file' | 'deviceCacheStats'>;
 
@@ -48,6 +51,21 @@ export class DeviceModel implements CausalModel {
 
   async release(): Promise<void> {
     await this.active.release();
+  }
+
+  /**
+   * On the GPU, a short prefill and one decode step at load, so that the first suggestion does not wait for the
+   * shaders they compile (seconds on a real GPU; on SwiftShader a first request went from 6.4 to 9-11 s without
+   * it). A GPU that fails here moves to the CPU now, with its one message, instead of at the first keystroke.
+   * Resolves with the milliseconds taken, or null on the CPU (nothing to compile).
+   */
+  async warmUp(): Promise<number | null> {
+    if (this.active.device !== 'gpu') return null;
+    const t0 = performance.now();
+    const ids = Array.from({ length: WARM_UP_TOKENS }, (_, i) => i % this.contract.vocab);
+    const r = await this.forward([ids], this.emptyCache());
+    await this.forward([[ids[0]]], r.cache);
+    return performance.now() - t0;
   }
 
   private async moveToCpu(why: string): Promise<void> {

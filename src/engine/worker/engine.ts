@@ -144,6 +144,8 @@ export class Engine {
       const stalled = await probed;
       if (stalled) throw stalled;
       checkFilesAgree(folder, tokenizer, model.contract.vocab);
+      const warmUpMs = chosen.warmed ? null : await model.warmUp();
+      if (warmUpMs !== null) hooks.log?.(`GPU warm-up (shader compilation) at load: ${Math.round(warmUpMs)} ms`);
     } catch (err) {
       await model.release();
       throw err;
