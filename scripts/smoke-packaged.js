@@ -154,9 +154,11 @@ function runTarget(target, ext) {
  * @param {string} ext
  */
 function gpuRun(target, ext) {
+  /** @type {{ env: Record<string, string> } | { missing: string }} */
   let found;
   try {
-    found = require('../out/test/swiftShader.js').swiftShaderEnv();
+    // The tests' own finder, built by npm test (a computed path: the scripts' type check does not read out/).
+    found = require(path.join(ROOT, 'out', 'test', 'swiftShader.js')).swiftShaderEnv();
   } catch {
     found = { missing: 'the tests are not built (npm test builds them first)' };
   }
