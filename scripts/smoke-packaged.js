@@ -288,6 +288,8 @@ async function main() {
         `[smoke] ${target} (${entry.how}, serve-stdio ${entry.serveSeconds} s): ${problems.length === 0 ? 'passed' : `FAILED\n  ${problems.join('\n  ')}`}`,
       );
       if (ref) console.log(`[smoke]   against linux-x64: ${JSON.stringify(agreement)}`);
+      if (r.gpu && 'status' in r.gpu)
+        console.log(`[smoke]   generate --device gpu (SwiftShader): ${(r.gpu.ms / 1000).toFixed(1)} s, ${JSON.stringify(r.gpu.stdout.trim())}`);
     }
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
