@@ -54,8 +54,11 @@ export function deviceCacheGraph(graphFile: Uint8Array): { bytes: Uint8Array; la
 
   const split = ints('rows_4d', [0, 0, kvHeads, headDim]);
   // Positions as scatter indices, shaped like the rows they place: keys [b, kvh, D, s], values [b, kvh, s, D].
-  const keyPos = op('Reshape', [leanNames.positionIds, ints('key_pos_shape', [0, 1, 1, -1])]);
-  const valuePos = op('Reshape', [leanNames.positionIds, ints('value_pos_shape', [0, 1, -1, 1])]);
+  // In int32: WebGPU has no int64 Reshape or Expand, so int64 indices were built on the CPU and uploaded whole
+  // (placement went from 11 CPU nodes to 8; only the Cast of the [b, s] positions stays there).
+  const pos32 = op('Cast', [leanNames.positionIds], [{ name: 'to', type: onnx.AttributeProto.AttributeType.INT, i: onnx.TensorProto.DataType.INT32 }]);
+  const keyPos = op('Reshape', [pos32, ints('key_pos_shape', [0, 1, 1, -1])]);
+  const valuePos = op('Reshape', [pos32, ints('value_pos_shape', [0, 1, -1, 1])]);
   let keyIndex = '';
   let valueIndex = '';
   const outputs: onnx.IValueInfoProto[] = [];
