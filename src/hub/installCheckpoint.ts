@@ -107,10 +107,10 @@ async function downloadGguf(
   onProgress?: (p: InstallProgress) => void,
 ): Promise<{ commit?: string; file: string }> {
   onProgress?.({ stage: 'resolve' });
-  const fetch = async (f: string) =>
+  const download = async (f: string) =>
     (await downloadModel({ ...dl, files: ggufFiles(f), onProgress: (p) => onProgress?.({ stage: 'download', download: p }) })).commit;
   try {
-    return { commit: await fetch(file), file };
+    return { commit: await download(file), file };
   } catch (e) {
     const fileMissing = isHubError(e, 'not_found') && e.details.file === file && e.details.code !== 'RepoNotFound' && e.details.code !== 'RevisionNotFound';
     if (!fileMissing) throw e;
@@ -125,7 +125,7 @@ async function downloadGguf(
       );
     }
     dl.log?.(`${dl.repo} has no ${file}: converting its ${other} instead`);
-    return { commit: await fetch(other), file: other };
+    return { commit: await download(other), file: other };
   }
 }
 

@@ -67,13 +67,19 @@ const docAt = (lines: string[]) => {
   return { doc: textSource(text), cursor: positionAt(text, cursor), languageId: 'python', path: 'lines.py', explicit: false };
 };
 
-test('at the end of the line above an anchor line the line below is warmed aside, and Enter then prefills a few tokens', async () => {
-  const { g, warmed, prefilled } = backend();
-  const svc = service(g);
+/** A service that completed at the end of the line above an anchor line, which warms the line below aside once. */
+async function completedAtLineEnd() {
+  const b = backend();
+  const svc = service(b.g);
   engine.resetCache();
   await svc.complete(docAt(LINES));
   await svc.idle();
-  assert.equal(warmed.length, 1);
+  assert.equal(b.warmed.length, 1);
+  return { ...b, svc };
+}
+
+test('at the end of the line above an anchor line the line below is warmed aside, and Enter then prefills a few tokens', async () => {
+  const { svc, warmed, prefilled } = await completedAtLineEnd();
   assert.ok(warmed[0].includes('    return lines\n'), 'the warmed prompt holds the finished line in its prefix');
   assert.equal(engine.keptTokenIds.length, 1, "the line's own prompt is kept beside it");
   const enter = await svc.complete(docAt([...LINES, '']));
@@ -94,12 +100,7 @@ test('at the end of the line above an anchor line the line below is warmed aside
 });
 
 test('a keystroke on the same line after the warm-up comes back to its own prompt', async () => {
-  const { g, warmed, prefilled } = backend();
-  const svc = service(g);
-  engine.resetCache();
-  await svc.complete(docAt(LINES));
-  await svc.idle();
-  assert.equal(warmed.length, 1);
+  const { svc, warmed, prefilled } = await completedAtLineEnd();
   const more = [...LINES.slice(0, lastLine), `${LINES[lastLine]}  # done`];
   const before = prefilled.length;
   await svc.complete(docAt(more));

@@ -55,8 +55,8 @@ export class DeviceModel implements CausalModel {
 
   /**
    * On the GPU, a short prefill and one decode step at load, so that the first suggestion does not wait for the
-   * shaders they compile (seconds on a real GPU; on SwiftShader a first request went from 6.4 to 9-11 s without
-   * it). A GPU that fails here moves to the CPU now, with its one message, instead of at the first keystroke.
+   * shaders they compile (seconds; bench:device measures the first request with and without it). A GPU that
+   * fails here moves to the CPU now, with its one message, instead of at the first keystroke.
    * Resolves with the milliseconds taken, or null on the CPU (nothing to compile).
    */
   async warmUp(): Promise<number | null> {
