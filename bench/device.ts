@@ -59,7 +59,8 @@ export interface DeviceRow {
 
 /**
  * One model on one device. On the CPU the cache buffers are read in place (onnxruntime does not copy CPU
- * inputs), so only the read-back counts; on the GPU the host-side cache goes up on every run.
+ * inputs), so only the read-back counts; on the GPU the session counts what goes up (nothing of the cache while
+ * its copy stays there; with `deviceCache` false, the whole store every run).
  */
 export async function measureDevice(
   name: string,
