@@ -1,5 +1,5 @@
-// The KV cache kept on the device (deviceCacheGraph.ts, deviceCacheMirror.ts), checked on the CPU: the variant
-// graph runs there too, its `cache_out.*` copies held in memory instead of on the GPU. Fed its own copies, it
+// The KV cache kept on the device (deviceCacheVariant.ts, deviceCacheMirror.ts), checked on the CPU: the variant
+// graph runs there too, its copies (`cache_out.*`, or an export's `present.*`) held in memory instead of on the GPU. Fed its own copies, it
 // must give the logits of the plain graph fed the host's buffers, through every way the engine changes a cache.
 // A row written at the wrong place, or a copy used after the host changed its store, shows in the logits.
 // The GPU tier (device.gpu.test.ts) runs the same variant on WebGPU.
@@ -11,6 +11,9 @@ import { before, describe, test } from 'node:test';
 import { convertCheckpoint } from '../../src/converter/convert';
 import { defaultModelDir } from '../../src/engine/host/defaultModel';
 import { deviceCacheGraph } from '../../src/engine/model/deviceCacheGraph';
+import { deviceCacheVariant } from '../../src/engine/model/deviceCacheVariant';
+import { readGraphOnly } from '../../src/engine/model/graphOnly';
+import type { KvCache } from '../../src/engine/model/kvCache';
 import { LeanKvCache } from '../../src/engine/model/leanCache';
 import { readModelFolder } from '../../src/engine/model/modelFolder';
 import { type AnyKvCache, OnnxCausalLM } from '../../src/engine/model/onnxModel';
@@ -117,18 +120,79 @@ describe('the KV cache kept by the graph gives the plain graph logits', () => {
   });
 
   test('graphs that cannot keep it say why, and run as before', async () => {
-    assert.match((deviceCacheGraph(new Uint8Array([1, 2, 3, 255])) as { why: string }).why, /does not decode|not a Ghostline lean graph/);
+    const junk = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-device-cache-')), 'model.onnx');
+    fs.writeFileSync(junk, Uint8Array.from([1, 2, 3, 255]));
+    assert.match((deviceCacheVariant(junk) as { why: string }).why, /^the graph file could not be read \(/);
     const hf = readModelFolder(TINY);
-    assert.deepEqual(deviceCacheGraph(fs.readFileSync(hf.onnxPath)), { why: 'not a Ghostline lean graph' });
-    const variant = deviceCacheGraph(fs.readFileSync(graphs[0].file));
-    assert.ok('bytes' in variant);
-    assert.deepEqual(deviceCacheGraph(variant.bytes), { why: 'the graph already has device cache outputs' });
-    const model = await OnnxCausalLM.load(hf.onnxPath, hf.config, { threads: 1, deviceCache: true });
-    assert.equal(model.deviceCacheWhyNot, 'not a Ghostline lean graph');
-    assert.equal(model.deviceCacheStats, null);
-    await model.release();
+    assert.deepEqual(deviceCacheGraph(readGraphOnly(hf.onnxPath)), { why: 'not a Ghostline lean graph' });
+    const lean = deviceCacheVariant(graphs[0].file);
+    assert.ok('bytes' in lean);
+    fs.writeFileSync(junk, lean.bytes);
+    assert.deepEqual(deviceCacheVariant(junk), { why: 'the graph already has device cache outputs' });
+    const exported = deviceCacheVariant(hf.onnxPath);
+    assert.ok('bytes' in exported);
+    fs.writeFileSync(junk, exported.bytes);
+    assert.deepEqual(deviceCacheVariant(junk), { why: '"past_key_values.0.key" or "present.0.key.rows" is already an output' });
     const off = await OnnxCausalLM.load(graphs[0].file, graphs[0].config, { threads: 1, deviceCache: false });
     assert.equal(off.deviceCacheWhyNot, 'turned off');
+    assert.equal(off.deviceCacheStats, null);
     await off.release();
+  });
+});
+
+// Hugging Face exports (exportCacheGraph.ts): `present.*` is fed back as the next run's past, cut in the graph
+// to the mask's length, and only each run's rows come back to the host. One fixture per export layout Ghostline
+// loads: torch.onnx with inline weights, Optimum's merged decoder (an If on use_cache_branch), weights in two
+// external data files, a float16 cache, no position_ids input with int8 weights.
+describe('the KV cache kept by an export gives the plain export logits', () => {
+  const FAMILIES = path.join(ROOT, 'test', 'fixtures', 'families');
+  const exports = [TINY, ...['smollm2', 'qwen2.5-coder', 'starcoder2', 'deepseek-coder'].map((f) => path.join(FAMILIES, f))];
+
+  test('prefill, decode, a chunk, a crop, a fork, a batch of two, and a cache the copy is not of', async (t) => {
+    for (const dir of exports) {
+      const folder = readModelFolder(dir);
+      const name = path.relative(ROOT, folder.onnxPath);
+      const plain = await OnnxCausalLM.load(folder.onnxPath, folder.config, { threads: 1 });
+      const kept = await OnnxCausalLM.load(folder.onnxPath, folder.config, { threads: 1, deviceCache: true });
+      assert.equal(kept.deviceCacheWhyNot, null, `${name}: the variant loads`);
+      const vocab = plain.contract.vocab;
+      const ids = (n: number, salt: number) => Array.from({ length: n }, (_, i) => (i * 37 + salt) % Math.min(vocab, 300));
+      let p = plain.emptyCache() as KvCache;
+      let k = kept.emptyCache() as KvCache;
+      let worst = 0;
+      const step = async (what: string, rows: number[][], change: (c: KvCache) => KvCache = (c) => c) => {
+        const a = await plain.forward(rows, change(p), rows[0].length);
+        const b = await kept.forward(rows, change(k), rows[0].length);
+        const diff = maxAbsDiff(a.logits, b.logits);
+        assert.ok(diff < TOLERANCE, `${name}, ${what}: logits differ by ${diff}`);
+        worst = Math.max(worst, diff);
+        [p, k] = [a.cache as KvCache, b.cache as KvCache];
+      };
+      await step('prefill', [ids(12, 5)]);
+      for (let i = 0; i < 3; i++) await step(`decode ${i}`, [[ids(1, 11 + i)[0]]]);
+      await step('a chunk after the cache', [ids(4, 17)]);
+      // The host's copy, built from the rows alone, is the plain export's whole cache.
+      assert.ok(maxAbsDiff(k.tensors[1].data as Float32Array, p.tensors[1].data as Float32Array) === 0, `${name}: host copy`);
+      const afterRun = { ...kept.deviceCacheStats! };
+      const [olderP, olderK] = [p, k];
+      await step('a crop, then other tokens (the graph cuts the copy)', [ids(3, 23)], (c) => c.crop(9));
+      await step('a fork of the result', [ids(2, 29)], (c) => c.fork(10));
+      assert.deepEqual(kept.deviceCacheStats, { ...afterRun, kept: afterRun.kept + 2 }, `${name}: a crop and a fork read the copy`);
+      // The plain export fed the kept model's host copy: what a fall back to the CPU reads.
+      const host = await plain.forward([[7]], k);
+      const onCopy = await kept.forward([[7]], k);
+      assert.ok(maxAbsDiff(host.logits, onCopy.logits) < TOLERANCE, `${name}: the host copy after kept runs`);
+      k = onCopy.cache as KvCache;
+      p = host.cache as KvCache;
+      await step('a cache from before the last runs (it goes up)', [[8]], (c) => (c === k ? olderK : olderP).crop(olderK.length - 1));
+      await step('a batch of two (a new cache goes up)', [[3], [9]], (c) => c.gather([0, 0]));
+      await step('decode the batch', [[4], [5]]);
+      const s = kept.deviceCacheStats!;
+      t.diagnostic(`${name}: max |logit diff| ${worst.toExponential(2)}; ${s.kept} runs on the kept copy, ${s.uploaded} uploads`);
+      assert.equal(s.uploaded, 3, `${name}: the first run, the older cache and the gather uploaded`);
+      assert.equal(s.kept, 8, `${name}: every other run read the copy`);
+      await plain.release();
+      await kept.release();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { onnx } from 'onnx-proto';
+import type { DeviceCacheVariant } from './deviceCacheVariant';
 import { LEAN_GRAPH_NAME, leanNames } from './leanContract';
 
 /**
@@ -13,15 +14,9 @@ import { LEAN_GRAPH_NAME, leanNames } from './leanContract';
  * converter: every lean graph converted so far, the shipped one included, gets it, and the CPU never runs
  * the extra nodes (onnxruntime runs every node of a graph, fetched or not: a full copy of the cache per step).
  *
- * Returns the variant's bytes, or why this graph cannot have one (then the cache is uploaded on every run).
+ * Returns the variant, or why this graph cannot have one (then the cache is uploaded on every run).
  */
-export function deviceCacheGraph(graphFile: Uint8Array): { bytes: Uint8Array; layers: number } | { why: string } {
-  let model: onnx.ModelProto;
-  try {
-    model = onnx.ModelProto.decode(graphFile);
-  } catch (err) {
-    return { why: `the graph file does not decode (${(err as Error).message})` };
-  }
+export function deviceCacheGraph(model: onnx.ModelProto): DeviceCacheVariant | { why: string } {
   if (!model.graph || model.graph.name !== LEAN_GRAPH_NAME) return { why: 'not a Ghostline lean graph' };
   // Decoded messages carry every repeated field as an array (protobufjs), which the I-types leave optional.
   const g = model.graph as onnx.GraphProto;
@@ -62,6 +57,7 @@ export function deviceCacheGraph(graphFile: Uint8Array): { bytes: Uint8Array; la
   let keyIndex = '';
   let valueIndex = '';
   const outputs: onnx.IValueInfoProto[] = [];
+  const kept: DeviceCacheVariant['kept'] = [];
   for (let i = 0; i < layers; i++) {
     const keys = op('Transpose', [op('Reshape', [rows[2 * i], split])], perm([0, 2, 3, 1]));
     const values = op('Transpose', [op('Reshape', [rows[2 * i + 1], split])], perm([0, 2, 1, 3]));
@@ -73,11 +69,12 @@ export function deviceCacheGraph(graphFile: Uint8Array): { bytes: Uint8Array; la
       cacheInfo(leanNames.cacheOutKey(i), ['batch', kvHeads, headDim, 'cap']),
       cacheInfo(leanNames.cacheOutValue(i), ['batch', kvHeads, 'cap', headDim]),
     );
+    kept.push({ output: leanNames.cacheOutKey(i), input: leanNames.cacheKey(i) }, { output: leanNames.cacheOutValue(i), input: leanNames.cacheValue(i) });
   }
   g.node.push(...nodes);
   g.initializer.push(...inits);
   g.output.push(...outputs);
-  return { bytes: onnx.ModelProto.encode(model).finish(), layers };
+  return { bytes: onnx.ModelProto.encode(model).finish(), kept };
 }
 
 function countLayers(g: onnx.GraphProto): number {

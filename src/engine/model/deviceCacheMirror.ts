@@ -1,48 +1,46 @@
 import type { Tensor } from 'onnxruntime-node';
 import type { DeviceCacheCounts } from '../shared/device';
-import type { LeanStore } from './leanCache';
-import { leanNames } from './leanContract';
+import type { DeviceCacheVariant } from './deviceCacheVariant';
 
 /**
- * The GPU's copy of one lean store: the `cache_out.*` tensors of the last run (deviceCacheGraph.ts), which
- * equal the host store after that run's rows were written (LeanStore.write). They are fed back while the store
- * is the same object at the same version; any other write on the host (a moved run, a copy into a new store)
- * makes the host's buffers go up once more. One copy is held, for the store the last run used: a session that
- * switches between kept caches uploads on each switch, as every run did before. Runs are sequential (the engine
- * runs one request at a time), so a copy is never replaced while a run reads it.
+ * The GPU's copy of one host-side cache: the outputs of the last run of a device cache variant
+ * (deviceCacheVariant.ts), which hold what the host's cache holds after that run. They are fed back while the
+ * host asks for the same owner at the same version: for a lean graph its store (LeanStore.version counts the
+ * host's writes), for an export the cache its rows were cut from (KvCache.lineage; the export's graph cuts the
+ * copy to the mask's length). Anything else makes the host's cache go up once more. One copy is held, for the
+ * owner the last run used: a session that switches between kept caches uploads on each switch, as every run did
+ * before. Runs are sequential (the engine runs one request at a time), so a copy is never replaced while a run
+ * reads it.
  */
 export class DeviceCacheMirror {
-  private held: { store: LeanStore; version: number; feeds: Record<string, Tensor> } | null = null;
+  private held: { owner: object; version: number; feeds: Record<string, Tensor> } | null = null;
   readonly stats: DeviceCacheCounts = { kept: 0, uploaded: 0, uploadedBytes: 0 };
 
-  constructor(private readonly layers: number) {}
+  constructor(private readonly kept: DeviceCacheVariant['kept']) {}
 
   /** The output names to leave on the GPU. */
-  static outputNames(layers: number): string[] {
-    return Array.from({ length: layers }, (_, i) => [leanNames.cacheOutKey(i), leanNames.cacheOutValue(i)]).flat();
+  get outputNames(): string[] {
+    return this.kept.map((k) => k.output);
   }
 
-  /** The GPU's cache feeds for `store` when they are current, else null (and the host's buffers go up). */
-  feedsFor(store: LeanStore): Record<string, Tensor> | null {
+  /** The GPU's cache feeds for `owner` when they are current, else null (and `bytes` of the host's cache go up). */
+  feedsFor(owner: object, version: number, bytes: number): Record<string, Tensor> | null {
     const h = this.held;
-    if (h && h.store === store && h.version === store.version) {
+    if (h && h.owner === owner && h.version === version) {
       this.stats.kept++;
       return h.feeds;
     }
     this.stats.uploaded++;
-    this.stats.uploadedBytes += store.bytes;
+    this.stats.uploadedBytes += bytes;
     return null;
   }
 
-  /** Holds a run's `cache_out.*` outputs as the copy of `store`, which the run's rows were just written into. */
-  keep(store: LeanStore, outputs: Record<string, Tensor>): void {
+  /** Holds a run's outputs as the copy of `owner` (at `version`), whose host side the run's rows were just added to. */
+  keep(owner: object, version: number, outputs: Record<string, Tensor>): void {
     const feeds: Record<string, Tensor> = {};
-    for (let i = 0; i < this.layers; i++) {
-      feeds[leanNames.cacheKey(i)] = outputs[leanNames.cacheOutKey(i)];
-      feeds[leanNames.cacheValue(i)] = outputs[leanNames.cacheOutValue(i)];
-    }
+    for (const { output, input } of this.kept) feeds[input] = outputs[output];
     this.drop();
-    this.held = { store, version: store.version, feeds };
+    this.held = { owner, version, feeds };
   }
 
   /** Frees the GPU copy (GPU buffers are not garbage collected in time: each is a whole cache). */

@@ -7,7 +7,8 @@ import type { ComputeDevice } from '../shared/device';
 import { GpuError, ModelFolderError, errorMessage } from '../shared/errors';
 import type { DeviceCacheCounts } from '../shared/device';
 import { DeviceCacheMirror } from './deviceCacheMirror';
-import { deviceCacheGraph } from './deviceCacheGraph';
+import { type DeviceCacheVariant, deviceCacheVariant } from './deviceCacheVariant';
+import { presentRows } from './exportCacheGraph';
 import { halfToFloat } from './half';
 import { readIoContract, type IoContract } from './ioContract';
 import { KvCache } from './kvCache';
@@ -21,7 +22,7 @@ export interface SessionOptions extends Pick<EngineOptions, 'threads'> {
   /** The CPU (default), or the GPU through onnxruntime's WebGPU provider. */
   device?: ComputeDevice;
   /**
-   * Keep the KV cache on the device between runs (deviceCacheGraph.ts). Default: on the GPU, where it saves
+   * Keep the KV cache on the device between runs (deviceCacheVariant.ts). Default: on the GPU, where it saves
    * uploading the whole cache per step. false there gives the upload on every run (bench:device compares the
    * two); true on the CPU runs the same graph with its copies in memory, which the tests compare with the plain
    * graph, exactly.
@@ -79,19 +80,16 @@ export interface ForwardResult {
 
 /** One ONNX causal LM session, fed through the Hugging Face / Optimum decoder contract. */
 export class OnnxCausalLM {
-  /** The GPU's copy of the cache, when the graph keeps it there (lean graphs on the GPU). */
-  private readonly mirror: DeviceCacheMirror | null;
-
   private constructor(
     private readonly session: InferenceSession,
     readonly contract: IoContract,
     readonly file: string,
     readonly device: ComputeDevice,
+    /** The GPU's copy of the cache, when the graph keeps it there. */
+    private readonly mirror: DeviceCacheMirror | null,
     /** Why the cache is uploaded on every GPU run instead of staying there; null when it stays (or on the CPU). */
     readonly deviceCacheWhyNot: string | null,
-  ) {
-    this.mirror = deviceCacheWhyNot === null ? new DeviceCacheMirror(contract.layers) : null;
-  }
+  ) {}
 
   /** What crossed to the GPU for the cache since the session opened; null where it is not kept there. */
   get deviceCacheStats(): DeviceCacheCounts | null {
@@ -116,10 +114,11 @@ export class OnnxCausalLM {
       extra: threadingEntries(threads),
     };
     let whyNot: string | null = 'on the CPU';
+    let mirror: DeviceCacheMirror | null = null;
     if (opts.deviceCache === false) whyNot = 'turned off';
     else if (device === 'gpu' || opts.deviceCache) {
       const variant = await openDeviceCacheVariant(file, base, device);
-      if ('session' in variant) [session, whyNot] = [variant.session, null];
+      if ('session' in variant) [session, mirror, whyNot] = [variant.session, variant.mirror, null];
       else whyNot = variant.why;
     }
     try {
@@ -129,7 +128,7 @@ export class OnnxCausalLM {
       throw new ModelFolderError(file, `onnxruntime could not load it: ${errorMessage(err)}`);
     }
     try {
-      return new OnnxCausalLM(session, readIoContract(session, config, file), file, device, whyNot);
+      return new OnnxCausalLM(session, readIoContract(session, config, file), file, device, mirror, whyNot);
     } catch (err) {
       await session.release();
       throw err;
@@ -164,18 +163,42 @@ export class OnnxCausalLM {
     }
     if (c.hasUseCacheBranch) feeds.use_cache_branch = new Tensor('bool', new Uint8Array([past > 0 ? 1 : 0]), [1]);
     if (c.hasNumLogitsToKeep) feeds.num_logits_to_keep = new Tensor('int64', BigInt64Array.of(BigInt(keep)), []);
-    for (let i = 0; i < c.layers; i++) {
-      feeds[c.pastName(i, 'key')] = cache.tensors[2 * i];
-      feeds[c.pastName(i, 'value')] = cache.tensors[2 * i + 1];
+    // The GPU's copy serves a cache it is the lineage of: the graph cuts it to the mask's length.
+    const onDevice = this.mirror?.feedsFor(cache.lineage, 0, cache.bytes) ?? null;
+    if (onDevice) Object.assign(feeds, onDevice);
+    else {
+      for (let i = 0; i < c.layers; i++) {
+        feeds[c.pastName(i, 'key')] = cache.tensors[2 * i];
+        feeds[c.pastName(i, 'value')] = cache.tensors[2 * i + 1];
+      }
     }
-    const out = await this.session.run(feeds);
-    const present: Tensor[] = [];
-    for (let i = 0; i < c.layers; i++) present.push(out[c.presentName(i, 'key')] as Tensor, out[c.presentName(i, 'value')] as Tensor);
+    const out = await this.runOrDropCopy(feeds);
+    const present = (name: (i: number, kind: 'key' | 'value') => string) =>
+      Array.from({ length: c.layers }, (_, i) => [out[name(i, 'key')] as Tensor, out[name(i, 'value')] as Tensor]).flat();
+    let next: KvCache;
+    if (this.mirror) {
+      // The whole present stays on the GPU; only this run's rows come back, appended to the host's copy.
+      next = cache.append(
+        present((i, kind) => presentRows(c.presentName(i, kind))),
+        tokens[0],
+      );
+      this.mirror.keep(next.lineage, 0, out as Record<string, Tensor>);
+    } else next = cache.advance(present(c.presentName), tokens[0]);
     const logitsT = out.logits as Tensor;
     const [, rowsOut, vocab] = logitsT.dims;
     const rows = Math.min(keep, rowsOut);
     const logits = lastRows(logitsT, batch, rowsOut, rows, vocab);
-    return { logits, rows, cache: cache.advance(present, tokens[0]) };
+    return { logits, rows, cache: next };
+  }
+
+  /** One run; a failed one drops the GPU's copy (it may be gone with the device), the host's cache being as it was. */
+  private async runOrDropCopy(feeds: Record<string, Tensor>): Promise<InferenceSession.OnnxValueMapType> {
+    try {
+      return await this.session.run(feeds);
+    } catch (err) {
+      this.mirror?.drop();
+      throw err;
+    }
   }
 
   /**
@@ -199,7 +222,7 @@ export class OnnxCausalLM {
     // crashes), so there the slots go in masked, as they do wherever the cache's copy is kept by the graph
     // (its output has the input's capacity).
     const cap = past === 0 && this.device === 'cpu' && !this.mirror ? 0 : store.cap;
-    const onDevice = this.mirror?.feedsFor(store) ?? null;
+    const onDevice = this.mirror?.feedsFor(store, store.version, store.bytes) ?? null;
     const feeds: Record<string, Tensor> = {
       ...(onDevice ?? (cap ? store.feeds() : store.emptyFeeds())),
       [leanNames.inputIds]: new Tensor('int64', ids, [batch, seq]),
@@ -207,16 +230,9 @@ export class OnnxCausalLM {
       [leanNames.attentionBias]: new Tensor('float32', attentionBias(past, seq, cap), [seq, cap + seq]),
       [leanNames.keep]: new Tensor('int64', BigInt64Array.of(BigInt(keep)), []),
     };
-    let out: InferenceSession.OnnxValueMapType;
-    try {
-      out = await this.session.run(feeds);
-    } catch (err) {
-      // The GPU's copy may be gone with the device; the host's store is as it was before the run.
-      this.mirror?.drop();
-      throw err;
-    }
+    const out = await this.runOrDropCopy(feeds);
     store.write((out[leanNames.newKv] as Tensor).data as Float32Array, seq, past);
-    this.mirror?.keep(store, out as Record<string, Tensor>);
+    this.mirror?.keep(store, store.version, out as Record<string, Tensor>);
     const logitsT = out[leanNames.logits] as Tensor;
     const [, rowsOut, vocab] = logitsT.dims;
     const rows = Math.min(keep, rowsOut);
@@ -234,38 +250,28 @@ export class OnnxCausalLM {
   }
 }
 
-/** Graph files above this size carry their weights inline: not a converter's lean graph, and too big to edit. */
-const MAX_VARIANT_GRAPH_BYTES = 64 * 1024 * 1024;
-
 /**
- * A GPU session of the device cache variant of a lean graph (deviceCacheGraph.ts), or why there is none. The
- * variant is loaded from memory, so onnxruntime is told where the weights' data file is. Any failure here
- * leaves the plain graph to try (a GPU that cannot run at all fails there too, with its own message).
+ * A session of the graph that keeps the KV cache on the device (deviceCacheVariant.ts) with its mirror, or why
+ * there is none. The variant is loaded from memory, so onnxruntime is told the folder its weights are read
+ * from. Any failure here leaves the plain graph to try (a GPU that cannot run at all fails there too, with its
+ * own message).
  */
 async function openDeviceCacheVariant(
   file: string,
   base: InferenceSession.SessionOptions,
   device: ComputeDevice,
-): Promise<{ session: InferenceSession } | { why: string }> {
-  let graph: Uint8Array;
-  try {
-    const size = fs.statSync(file).size;
-    if (size > MAX_VARIANT_GRAPH_BYTES) return { why: 'the graph file carries its weights inline' };
-    graph = fs.readFileSync(file);
-  } catch (err) {
-    return { why: `the graph file could not be read (${errorMessage(err)})` };
-  }
-  const variant = deviceCacheGraph(graph);
+): Promise<{ session: InferenceSession; mirror: DeviceCacheMirror } | { why: string }> {
+  const variant: DeviceCacheVariant | { why: string } = deviceCacheVariant(file);
   if ('why' in variant) return variant;
-  const names = DeviceCacheMirror.outputNames(variant.layers);
+  const mirror = new DeviceCacheMirror(variant.kept);
   const extra = base.extra as { session?: Record<string, unknown> } | undefined;
   try {
     const session = await InferenceSession.create(variant.bytes, {
       ...base,
-      ...(device === 'gpu' && { preferredOutputLocation: Object.fromEntries(names.map((n) => [n, 'gpu-buffer' as const])) }),
+      ...(device === 'gpu' && { preferredOutputLocation: Object.fromEntries(mirror.outputNames.map((n) => [n, 'gpu-buffer' as const])) }),
       extra: { ...extra, session: { ...extra?.session, model_external_initializers_file_folder_path: path.dirname(file) } },
     });
-    return { session };
+    return { session, mirror };
   } catch (err) {
     return { why: `onnxruntime could not run the graph that keeps the cache on the device (${errorMessage(err)})` };
   }

@@ -1,0 +1,26 @@
+import { errorMessage } from '../shared/errors';
+import { deviceCacheGraph } from './deviceCacheGraph';
+import { exportCacheGraph } from './exportCacheGraph';
+import { readGraphOnly } from './graphOnly';
+import { LEAN_GRAPH_NAME } from './leanContract';
+
+/** A graph that keeps its KV cache on the device: its bytes, and which outputs go back in as which inputs. */
+export interface DeviceCacheVariant {
+  bytes: Uint8Array;
+  kept: { output: string; input: string }[];
+}
+
+/**
+ * The variant of an ONNX file's graph that keeps the KV cache on the device between runs: for a lean graph
+ * deviceCacheGraph.ts, for a Hugging Face export exportCacheGraph.ts. Read without the weights (graphOnly.ts),
+ * which stay in their files. Or why there is none (then the cache goes up on every run, as before).
+ */
+export function deviceCacheVariant(file: string): DeviceCacheVariant | { why: string } {
+  let model: ReturnType<typeof readGraphOnly>;
+  try {
+    model = readGraphOnly(file);
+  } catch (err) {
+    return { why: `the graph file could not be read (${errorMessage(err)})` };
+  }
+  return model.graph?.name === LEAN_GRAPH_NAME ? deviceCacheGraph(model) : exportCacheGraph(model);
+}
