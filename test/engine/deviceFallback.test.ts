@@ -16,7 +16,7 @@ import { chooseDevice, comparison, fasterDevice, GPU_MARGIN, gpuOpenFailure } fr
 import { DeviceModel } from '../../src/engine/worker/deviceModel';
 import { DeviceVerdicts, GPU_PATH_REVISION, verdictKey, type DeviceVerdict } from '../../src/engine/worker/deviceVerdicts';
 import { Engine } from '../../src/engine/worker/engine';
-import { ROOT } from '../helpers';
+import { ROOT, TINY } from '../helpers';
 
 // Before any WebGPU session opens in this process: the Vulkan loader finds no driver, Dawn no adapter.
 process.env.VK_ICD_FILENAMES = path.join(os.tmpdir(), 'ghostline-no-such-icd.json');
@@ -91,30 +91,34 @@ describe('a GPU lost in the middle of a generation', () => {
   });
 
   test("a device lost inside a run while it holds the cache's copy: the host's copy finishes the request", async () => {
-    const cpuEngine = await Engine.load(BUNDLED, { device: 'cpu', threads: 1 });
-    const expected = await cpuEngine.generate(PROMPT, { temperature: 0, maxNewTokens: 12 });
-    await cpuEngine.dispose();
-    // The graph that keeps the cache's copy (on the CPU here, in memory), its session failing from the 5th run on,
-    // inside forward: after the copy served the decode steps before.
-    const folder = readModelFolder(BUNDLED);
-    const real = await OnnxCausalLM.load(folder.onnxPath, folder.config, { device: 'cpu', threads: 1, deviceCache: true });
-    const session = (real as unknown as { session: { run: (...a: unknown[]) => Promise<unknown> } }).session;
-    const run = session.run.bind(session);
-    let runs = 0;
-    session.run = (...a: unknown[]) => (++runs > 4 ? Promise.reject(new GpuError(DEVICE_LOST)) : run(...a));
-    const gpu = new Proxy(real, { get: (t, p, r) => (p === 'device' ? 'gpu' : Reflect.get(t, p, r)) });
-    const told: DeviceReport[] = [];
-    const engine = await Engine.load(
-      BUNDLED,
-      { device: 'gpu', threads: 1 },
-      { onDeviceChange: (r) => told.push({ ...r }), chooseDevice: async () => ({ model: gpu, report: gpuReport(), warmed: true }) },
-    );
-    const got = await engine.generate(PROMPT, { temperature: 0, maxNewTokens: 12 });
-    assert.ok(runs > 4, 'the loss happened during the generation');
-    assert.ok((real.deviceCacheStats?.kept ?? 0) >= 3, 'the copy served the decode steps before the loss');
-    assert.deepEqual(got.tokens, expected.tokens);
-    assert.equal(told.length, 1);
-    await engine.dispose();
+    // A lean graph (the host's copy written row by row into its store) and an export (the host's copy appended
+    // from the rows the run returned).
+    for (const dir of [BUNDLED, TINY]) {
+      const cpuEngine = await Engine.load(dir, { device: 'cpu', threads: 1 });
+      const expected = await cpuEngine.generate(PROMPT, { temperature: 0, maxNewTokens: 12 });
+      await cpuEngine.dispose();
+      // The graph that keeps the cache's copy (on the CPU here, in memory), its session failing from the 5th run
+      // on, inside forward: after the copy served the decode steps before.
+      const folder = readModelFolder(dir);
+      const real = await OnnxCausalLM.load(folder.onnxPath, folder.config, { device: 'cpu', threads: 1, deviceCache: true });
+      const session = (real as unknown as { session: { run: (...a: unknown[]) => Promise<unknown> } }).session;
+      const run = session.run.bind(session);
+      let runs = 0;
+      session.run = (...a: unknown[]) => (++runs > 4 ? Promise.reject(new GpuError(DEVICE_LOST)) : run(...a));
+      const gpu = new Proxy(real, { get: (t, p, r) => (p === 'device' ? 'gpu' : Reflect.get(t, p, r)) });
+      const told: DeviceReport[] = [];
+      const engine = await Engine.load(
+        dir,
+        { device: 'gpu', threads: 1 },
+        { onDeviceChange: (r) => told.push({ ...r }), chooseDevice: async () => ({ model: gpu, report: gpuReport(), warmed: true }) },
+      );
+      const got = await engine.generate(PROMPT, { temperature: 0, maxNewTokens: 12 });
+      assert.ok(runs > 4, `${dir}: the loss happened during the generation`);
+      assert.ok((real.deviceCacheStats?.kept ?? 0) >= 3, `${dir}: the copy served the decode steps before the loss`);
+      assert.deepEqual(got.tokens, expected.tokens, dir);
+      assert.equal(told.length, 1);
+      await engine.dispose();
+    }
   });
 
   test('a lost device in the first pass (the prefill) still answers', async () => {

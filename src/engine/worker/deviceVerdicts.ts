@@ -24,9 +24,10 @@ const MAX_VERDICTS = 64;
 
 /**
  * How Ghostline runs a model on the GPU: a verdict measured under another revision is measured again, as its
- * GPU timing no longer holds. 2: the KV cache stays on the GPU between runs (model/deviceCacheGraph.ts).
+ * GPU timing no longer holds. 2: the KV cache stays on the GPU between runs (model/deviceCacheGraph.ts). 3: for
+ * Hugging Face exports too (model/exportCacheGraph.ts).
  */
-export const GPU_PATH_REVISION = 2;
+export const GPU_PATH_REVISION = 3;
 
 /**
  * The key a verdict is remembered under: the model file (path, size, modification time), the onnxruntime
