@@ -22,5 +22,10 @@ export function deviceCacheVariant(file: string): DeviceCacheVariant | { why: st
   } catch (err) {
     return { why: `the graph file could not be read (${errorMessage(err)})` };
   }
-  return model.graph?.name === LEAN_GRAPH_NAME ? deviceCacheGraph(model) : exportCacheGraph(model);
+  try {
+    return model.graph?.name === LEAN_GRAPH_NAME ? deviceCacheGraph(model) : exportCacheGraph(model);
+  } catch (err) {
+    // A graph that decodes but cannot be edited or encoded again (nesting too deep for the stack, say).
+    return { why: `the graph could not be made to keep the cache (${errorMessage(err)})` };
+  }
 }
