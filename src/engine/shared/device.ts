@@ -34,6 +34,8 @@ export interface DeviceReport {
   device: ComputeDevice;
   /** The graphics API the WebGPU provider drives on this platform (Metal, Direct3D 12, Vulkan), when on the GPU. */
   gpuApi?: string;
+  /** On the GPU: the display adapter the OS lists ("one of A, B" when it lists several; worker/gpuNames.ts). */
+  gpuAdapter?: string;
   /** On the GPU: where the KV cache lives between runs ("kept on the GPU", or uploaded every run and why). */
   gpuCache?: string;
   /** One sentence: measured now, remembered from an earlier measurement, asked for, or why not the GPU. */
@@ -52,10 +54,14 @@ export function gpuApiFor(platform: string, arch: string): string | null {
   return null;
 }
 
-/** One line for logs, Show Stats and the tooltip: "GPU (WebGPU on Vulkan), measured 2.1x faster than the CPU". */
+/**
+ * One line for logs, Show Stats and the tooltip: "GPU (WebGPU on Vulkan, NVIDIA GeForce RTX 3060, KV cache kept
+ * on the GPU): measured now: 2.1x faster than the CPU".
+ */
 export function describeDevice(r: DeviceReport): string {
+  const adapter = r.device === 'gpu' && r.gpuAdapter ? `, ${r.gpuAdapter}` : '';
   const cache = r.device === 'gpu' && r.gpuCache ? `, KV cache ${r.gpuCache}` : '';
-  const where = r.device === 'gpu' ? `GPU (WebGPU on ${r.gpuApi ?? 'the GPU'}${cache})` : 'CPU';
+  const where = r.device === 'gpu' ? `GPU (WebGPU on ${r.gpuApi ?? 'the GPU'}${adapter}${cache})` : 'CPU';
   return `${where}: ${r.fellBack ?? r.reason}`;
 }
 

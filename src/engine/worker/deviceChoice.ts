@@ -4,6 +4,7 @@ import { gpuApiFor, type DeviceReport, type DeviceTiming } from '../shared/devic
 import { errorMessage } from '../shared/errors';
 import { OnnxCausalLM } from '../model/onnxModel';
 import { DeviceVerdicts, verdictKey, type DeviceVerdict } from './deviceVerdicts';
+import { describeGpuNames, gpuNames } from './gpuNames';
 
 /**
  * The GPU is kept only when the measured workload runs this much faster there: at a tie the CPU wins, as it
@@ -53,19 +54,21 @@ export async function chooseDevice(file: string, config: Record<string, unknown>
   if (setting === 'cpu') return cpuWith('the device is set to cpu');
   const support = gpuSupport();
   if ('missing' in support) return cpuWith(support.missing);
-  const gpuReport = (model: OnnxCausalLM, reason: string, measured?: DeviceVerdict): DeviceReport => ({
+  const gpuReport = async (model: OnnxCausalLM, reason: string, measured?: DeviceVerdict): Promise<DeviceReport> => ({
     setting,
     device: 'gpu',
     gpuApi: support.api,
+    gpuAdapter: await adapterName(),
     gpuCache: gpuCacheLine(model),
     reason,
     ...(measured ? { measured: measurement(measured) } : {}),
   });
 
   if (setting === 'gpu') {
+    void adapterName();
     try {
       const model = await OnnxCausalLM.load(file, config, { device: 'gpu' });
-      return { model, report: gpuReport(model, 'the device is set to gpu') };
+      return { model, report: await gpuReport(model, 'the device is set to gpu') };
     } catch (err) {
       opts.log?.(`the GPU could not be opened: ${errorMessage(err)}`);
       return cpuWith(gpuOpenFailure(err, support.api));
@@ -77,9 +80,10 @@ export async function chooseDevice(file: string, config: Record<string, unknown>
   const known = store?.get(key);
   if (known?.device === 'cpu') return cpuWith(`measured on ${known.at.slice(0, 10)}: ${comparison(known)}`, known);
   if (known?.device === 'gpu') {
+    void adapterName();
     try {
       const model = await OnnxCausalLM.load(file, config, { device: 'gpu' });
-      return { model, report: gpuReport(model, `measured on ${known.at.slice(0, 10)}: ${comparison(known)}`, known) };
+      return { model, report: await gpuReport(model, `measured on ${known.at.slice(0, 10)}: ${comparison(known)}`, known) };
     } catch (err) {
       opts.log?.(`the GPU could not be opened: ${errorMessage(err)}`);
       return cpuWith(`the GPU measured faster earlier cannot be opened now: ${gpuOpenFailure(err, support.api)}`);
@@ -106,6 +110,7 @@ async function measureBoth(
     opts.log?.(`the GPU could not be opened: ${errorMessage(err)}`);
     return { model: cpu, report: { setting: 'auto', device: 'cpu', reason: gpuOpenFailure(err, api) } };
   }
+  void adapterName();
   const prefillTokens = Math.max(8, Math.min(PREFILL_TOKENS, Math.floor(opts.contextLength / 4)));
   let verdict: DeviceVerdict;
   try {
@@ -129,12 +134,28 @@ async function measureBoth(
     await cpu.release();
     return {
       model: gpu,
-      report: { setting: 'auto', device: 'gpu', gpuApi: api, gpuCache: gpuCacheLine(gpu), reason, measured: measurement(verdict) },
+      report: {
+        setting: 'auto',
+        device: 'gpu',
+        gpuApi: api,
+        gpuAdapter: await adapterName(),
+        gpuCache: gpuCacheLine(gpu),
+        reason,
+        measured: measurement(verdict),
+      },
       warmed: true,
     };
   }
   await gpu.release();
   return { model: cpu, report: { setting: 'auto', device: 'cpu', reason, measured: measurement(verdict) } };
+}
+
+let adapterNames: Promise<string | undefined> | null = null;
+
+/** The adapter's name for the device line, asked of the OS once per process (started while the GPU loads). */
+function adapterName(): Promise<string | undefined> {
+  adapterNames ??= gpuNames().then(describeGpuNames);
+  return adapterNames;
 }
 
 /** Where a GPU model keeps its KV cache between runs, for the device line. */
