@@ -14,6 +14,7 @@ import { deviceCacheGraph } from '../../src/engine/model/deviceCacheGraph';
 import { deviceCacheVariant } from '../../src/engine/model/deviceCacheVariant';
 import { readGraphOnly } from '../../src/engine/model/graphOnly';
 import type { KvCache } from '../../src/engine/model/kvCache';
+import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { LeanKvCache } from '../../src/engine/model/leanCache';
 import { readModelFolder } from '../../src/engine/model/modelFolder';
 import { type AnyKvCache, OnnxCausalLM } from '../../src/engine/model/onnxModel';
@@ -148,6 +149,34 @@ describe('the KV cache kept by an export gives the plain export logits', () => {
   const FAMILIES = path.join(ROOT, 'test', 'fixtures', 'families');
   const exports = [TINY, ...['smollm2', 'qwen2.5-coder', 'starcoder2', 'deepseek-coder'].map((f) => path.join(FAMILIES, f))];
 
+  test("an export without num_logits_to_keep: the variant returns only the rows asked for, the plain export's last rows", async () => {
+    const folder = readModelFolder(path.join(FAMILIES, 'smollm2'));
+    const variant = deviceCacheVariant(folder.onnxPath);
+    assert.ok('bytes' in variant);
+    const session = await InferenceSession.create(variant.bytes, {
+      extra: { session: { model_external_initializers_file_folder_path: path.dirname(folder.onnxPath) } },
+    });
+    const plain = await OnnxCausalLM.load(folder.onnxPath, folder.config, { threads: 1 });
+    const c = plain.contract;
+    const ids = [5, 42, 7, 99, 13, 8];
+    const feeds: Record<string, Tensor> = {
+      input_ids: new Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]),
+      attention_mask: new Tensor('int64', new BigInt64Array(ids.length).fill(1n), [1, ids.length]),
+      position_ids: new Tensor('int64', BigInt64Array.from(ids.keys(), BigInt), [1, ids.length]),
+      use_cache_branch: new Tensor('bool', new Uint8Array([0]), [1]),
+    };
+    for (const kind of ['key', 'value']) feeds[`past_key_values.0.${kind}`] = new Tensor('float32', new Float32Array(0), [1, c.kvHeads, 0, c.headDim]);
+    for (const keep of [2, 0]) {
+      const out = await session.run({ ...feeds, num_logits_to_keep: new Tensor('int64', BigInt64Array.of(BigInt(keep)), []) });
+      const rows = keep || ids.length;
+      assert.deepEqual((out.logits as Tensor).dims, [1, rows, c.vocab], `keep ${keep}`);
+      const expected = await plain.forward([ids], plain.emptyCache(), rows);
+      assert.equal(maxAbsDiff((out.logits as Tensor).data as Float32Array, expected.logits), 0);
+    }
+    await session.release();
+    await plain.release();
+  });
+
   test('prefill, decode, a chunk, a crop, a fork, a batch of two, and a cache the copy is not of', async (t) => {
     for (const dir of exports) {
       const folder = readModelFolder(dir);
@@ -155,14 +184,16 @@ describe('the KV cache kept by an export gives the plain export logits', () => {
       const plain = await OnnxCausalLM.load(folder.onnxPath, folder.config, { threads: 1 });
       const kept = await OnnxCausalLM.load(folder.onnxPath, folder.config, { threads: 1, deviceCache: true });
       assert.equal(kept.deviceCacheWhyNot, null, `${name}: the variant loads`);
+      // An export without num_logits_to_keep gets it in the variant: only the rows asked for come back.
+      assert.equal(kept.contract.hasNumLogitsToKeep, true, `${name}: the variant cuts the logits`);
       const vocab = plain.contract.vocab;
       const ids = (n: number, salt: number) => Array.from({ length: n }, (_, i) => (i * 37 + salt) % Math.min(vocab, 300));
       let p = plain.emptyCache() as KvCache;
       let k = kept.emptyCache() as KvCache;
       let worst = 0;
-      const step = async (what: string, rows: number[][], change: (c: KvCache) => KvCache = (c) => c) => {
-        const a = await plain.forward(rows, change(p), rows[0].length);
-        const b = await kept.forward(rows, change(k), rows[0].length);
+      const step = async (what: string, rows: number[][], change: (c: KvCache) => KvCache = (c) => c, keep = rows[0].length) => {
+        const a = await plain.forward(rows, change(p), keep);
+        const b = await kept.forward(rows, change(k), keep);
         const diff = maxAbsDiff(a.logits, b.logits);
         assert.ok(diff < TOLERANCE, `${name}, ${what}: logits differ by ${diff}`);
         worst = Math.max(worst, diff);
@@ -170,7 +201,7 @@ describe('the KV cache kept by an export gives the plain export logits', () => {
       };
       await step('prefill', [ids(12, 5)]);
       for (let i = 0; i < 3; i++) await step(`decode ${i}`, [[ids(1, 11 + i)[0]]]);
-      await step('a chunk after the cache', [ids(4, 17)]);
+      await step('a chunk after the cache, its last row kept', [ids(4, 17)], (c) => c, 1);
       // The host's copy, built from the rows alone, is the plain export's whole cache.
       assert.ok(maxAbsDiff(k.tensors[1].data as Float32Array, p.tensors[1].data as Float32Array) === 0, `${name}: host copy`);
       const afterRun = { ...kept.deviceCacheStats! };

@@ -60,6 +60,7 @@ export function exportCacheGraph(model: onnx.ModelProto): DeviceCacheVariant | {
   for (const { output } of pairs) op('Slice', [output, cached, end, axis], presentRows(output));
 
   renameReaders(g, cut);
+  if (!inputs.has(KEEP)) cutLogits(g, op, ints, end);
   g.node.unshift(...reads);
   g.node.push(...nodes);
   g.initializer.push(...inits);
@@ -68,6 +69,28 @@ export function exportCacheGraph(model: onnx.ModelProto): DeviceCacheVariant | {
 }
 
 const past = (layer: number, kind: 'key' | 'value') => `past_key_values.${layer}.${kind}`;
+const KEEP = 'num_logits_to_keep';
+
+/**
+ * For an export without `num_logits_to_keep` (Optimum's merged decoders): that input, and the logits cut to the
+ * last N positions (0: all), as newer exports do. Otherwise every prefill chunk's logits would come back from
+ * the GPU (128 rows of the vocabulary) when the engine reads the last one. The head still runs on every row.
+ */
+function cutLogits(
+  g: onnx.GraphProto,
+  op: (opType: string, input: string[], output: string) => string,
+  ints: (name: string, values: number[]) => string,
+  end: string,
+): void {
+  const producer = g.node.find((n) => n.output?.includes('logits'));
+  if (!producer) return;
+  const all = 'device_cache/all_logits';
+  producer.output = (producer.output ?? []).map((o) => (o === 'logits' ? all : o));
+  renameReaders(g, new Map([['logits', all]]));
+  const from = op('Neg', [op('Reshape', [KEEP, ints('one', [1])], 'device_cache/keep')], 'device_cache/keep_from');
+  op('Slice', [all, from, end, ints('rows_axis', [1])], 'logits');
+  g.input.push({ name: KEEP, type: { tensorType: { elemType: onnx.TensorProto.DataType.INT64, shape: { dim: [] } } } });
+}
 
 /** Points every reader of a renamed value at its new name, in subgraphs too (unless a subgraph names its own). */
 function renameReaders(g: onnx.IGraphProto, names: Map<string, string>): void {
