@@ -14,6 +14,7 @@ import { deviceCacheGraph } from '../../src/engine/model/deviceCacheGraph';
 import { deviceCacheVariant } from '../../src/engine/model/deviceCacheVariant';
 import { readGraphOnly } from '../../src/engine/model/graphOnly';
 import type { KvCache } from '../../src/engine/model/kvCache';
+import { onnx } from 'onnx-proto';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { LeanKvCache } from '../../src/engine/model/leanCache';
 import { readModelFolder } from '../../src/engine/model/modelFolder';
@@ -134,6 +135,31 @@ describe('the KV cache kept by the graph gives the plain graph logits', () => {
     assert.ok('bytes' in exported);
     fs.writeFileSync(junk, exported.bytes);
     assert.deepEqual(deviceCacheVariant(junk), { why: '"past_key_values.0.key" or "present.0.key.rows" is already an output' });
+    // An export edited into what the variant cannot take: an old opset, a missing present output, no past at all.
+    const edited = (edit: (g: onnx.GraphProto, m: onnx.ModelProto) => void) => {
+      const m = readGraphOnly(hf.onnxPath);
+      edit(m.graph as onnx.GraphProto, m);
+      fs.writeFileSync(junk, onnx.ModelProto.encode(m).finish());
+      return deviceCacheVariant(junk);
+    };
+    assert.deepEqual(
+      edited((_, m) => {
+        m.opsetImport = [{ domain: '', version: 9 }];
+      }),
+      { why: 'opset 9 is older than 10' },
+    );
+    assert.deepEqual(
+      edited((g) => {
+        g.output = g.output.filter((o) => o.name !== 'present.1.value');
+      }),
+      { why: 'it has no "past_key_values.1.value" input or "present.1.value" output' },
+    );
+    assert.deepEqual(
+      edited((g) => {
+        g.input = g.input.filter((i) => !i.name?.startsWith('past_key_values.'));
+      }),
+      { why: 'not a decoder export with past_key_values inputs' },
+    );
     const off = await OnnxCausalLM.load(graphs[0].file, graphs[0].config, { threads: 1, deviceCache: false });
     assert.equal(off.deviceCacheWhyNot, 'turned off');
     assert.equal(off.deviceCacheStats, null);
