@@ -52,6 +52,23 @@ describe('readGraphOnly', () => {
     assert.deepEqual(graphOf(readGraphOnly(file)).initializer, graphOf(whole).initializer);
   });
 
+  test('a tensor that already names external data keeps its bytes; a graph over 64 MB without weights is refused', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-graph-only-'));
+    const raw = new Uint8Array(4096).fill(7);
+    const odd = { name: 'odd', dataType: 1, dims: [1024], rawData: raw, externalData: [{ key: 'location', value: 'elsewhere.bin' }] };
+    const file = path.join(dir, 'odd.onnx');
+    fs.writeFileSync(file, onnx.ModelProto.encode({ irVersion: 8, graph: { name: 'g', initializer: [odd] } }).finish());
+    const t = graphOf(readGraphOnly(file)).initializer[0] as onnx.TensorProto;
+    assert.deepEqual(Buffer.from(t.rawData), Buffer.from(raw));
+    assert.deepEqual(external(t), { location: 'elsewhere.bin' });
+    // 65 MB of constants in a node attribute (not an initializer): not a graph to edit in memory.
+    const big = path.join(dir, 'big.onnx');
+    const value = { name: 'c', dataType: 2, dims: [65 * 1024 * 1024], rawData: new Uint8Array(65 * 1024 * 1024) };
+    const node = { opType: 'Constant', output: ['c'], attribute: [{ name: 'value', type: onnx.AttributeProto.AttributeType.TENSOR, t: value }] };
+    fs.writeFileSync(big, onnx.ModelProto.encode({ irVersion: 8, graph: { name: 'g', node: [node] } }).finish());
+    assert.throws(() => readGraphOnly(big), /its graph is over 64 MB without its weights/);
+  });
+
   test('a file cut short, or not protobuf, throws', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-graph-only-'));
     const bytes = fs.readFileSync(readModelFolder(TINY).onnxPath);

@@ -12,6 +12,7 @@ const WINDOW = 1 << 20;
 const MODEL_GRAPH = 7;
 const GRAPH_INITIALIZER = 5;
 const TENSOR_RAW_DATA = 9;
+const TENSOR_EXTERNAL_DATA = 13;
 const LENGTH_DELIMITED = 2;
 
 /**
@@ -28,18 +29,30 @@ export function readGraphOnly(file: string): onnx.ModelProto {
   try {
     const bytes = new FileBytes(fd, fs.fstatSync(fd).size);
     const out = new Pieces();
+    let graph = new Pieces();
+    const within = (more: number) => {
+      if (out.length + graph.length + more > MAX_GRAPH_BYTES) throw new Error('its graph is over 64 MB without its weights');
+    };
+    // Counted before a field is copied, so a graph of inline constants is refused without reading them.
+    const copy = (to: Pieces, f: Field) => {
+      within(f.end - f.tagStart);
+      to.raw(bytes.read(f.tagStart, f.end));
+    };
     for (const f of fieldsOf(bytes, 0, bytes.size)) {
-      if (f.field === MODEL_GRAPH && f.wire === LENGTH_DELIMITED) {
-        const graph = new Pieces();
-        for (const g of fieldsOf(bytes, f.start, f.end)) {
-          if (g.field === GRAPH_INITIALIZER && g.wire === LENGTH_DELIMITED) graph.field(g.field, tensorWithoutWeights(bytes, g, path.basename(file)));
-          else graph.raw(bytes.read(g.tagStart, g.end));
-        }
-        out.field(f.field, graph.join());
-      } else {
-        out.raw(bytes.read(f.tagStart, f.end));
+      if (f.field !== MODEL_GRAPH || f.wire !== LENGTH_DELIMITED) {
+        copy(out, f);
+        continue;
       }
-      if (out.length > MAX_GRAPH_BYTES) throw new Error('its graph is over 64 MB without its weights');
+      graph = new Pieces();
+      for (const g of fieldsOf(bytes, f.start, f.end)) {
+        if (g.field !== GRAPH_INITIALIZER || g.wire !== LENGTH_DELIMITED) copy(graph, g);
+        else {
+          graph.field(g.field, tensorWithoutWeights(bytes, g, path.basename(file)));
+          within(0);
+        }
+      }
+      out.field(f.field, graph.join());
+      graph = new Pieces();
     }
     return onnx.ModelProto.decode(out.join());
   } finally {
@@ -49,12 +62,14 @@ export function readGraphOnly(file: string): onnx.ModelProto {
 
 /** A TensorProto's bytes, its `raw_data` (when large) replaced by a reference to the same bytes in `location`. */
 function tensorWithoutWeights(bytes: FileBytes, tensor: Field, location: string): Uint8Array {
+  const fields = [...fieldsOf(bytes, tensor.start, tensor.end)];
+  // A tensor that already names external data is left as it is: two references would leave the runtime to pick.
+  const referenced = fields.some((t) => t.field === TENSOR_EXTERNAL_DATA);
+  const weights = referenced
+    ? undefined
+    : fields.find((t) => t.field === TENSOR_RAW_DATA && t.wire === LENGTH_DELIMITED && t.end - t.start >= MIN_REFERENCED_BYTES);
   const out = new Pieces();
-  let weights: Field | null = null;
-  for (const t of fieldsOf(bytes, tensor.start, tensor.end)) {
-    if (t.field === TENSOR_RAW_DATA && t.wire === LENGTH_DELIMITED && t.end - t.start >= MIN_REFERENCED_BYTES) weights = t;
-    else out.raw(bytes.read(t.tagStart, t.end));
-  }
+  for (const t of fields) if (t !== weights) out.raw(bytes.read(t.tagStart, t.end));
   if (weights) {
     // Appended fields merge into the message (protobuf), the last data_location winning.
     out.raw(
