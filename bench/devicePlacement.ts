@@ -3,12 +3,12 @@
 // runs it: the variant that keeps the KV cache there (deviceCacheVariant.ts).
 import * as path from 'node:path';
 import { InferenceSession } from 'onnxruntime-node';
-import { deviceCacheVariant } from '../src/engine/model/deviceCacheVariant';
+import { deviceCacheVariant, readGraph } from '../src/engine/model/deviceCacheVariant';
 
 async function main(): Promise<void> {
   const file = process.argv[2];
   const verbose = { executionProviders: ['webgpu'], logSeverityLevel: 0, logVerbosityLevel: 0 } as const;
-  const variant = deviceCacheVariant(file);
+  const variant = deviceCacheVariant(readGraph(file));
   const session =
     'bytes' in variant
       ? await InferenceSession.create(variant.bytes, { ...verbose, extra: { session: { model_external_initializers_file_folder_path: path.dirname(file) } } })

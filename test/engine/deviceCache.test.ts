@@ -11,7 +11,7 @@ import { before, describe, test } from 'node:test';
 import { convertCheckpoint } from '../../src/converter/convert';
 import { defaultModelDir } from '../../src/engine/host/defaultModel';
 import { deviceCacheGraph } from '../../src/engine/model/deviceCacheGraph';
-import { deviceCacheVariant } from '../../src/engine/model/deviceCacheVariant';
+import { deviceCacheVariant, readGraph } from '../../src/engine/model/deviceCacheVariant';
 import { readGraphOnly } from '../../src/engine/model/graphOnly';
 import type { KvCache } from '../../src/engine/model/kvCache';
 import { onnx } from 'onnx-proto';
@@ -124,23 +124,23 @@ describe('the KV cache kept by the graph gives the plain graph logits', () => {
   test('graphs that cannot keep it say why, and run as before', async () => {
     const junk = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-device-cache-')), 'model.onnx');
     fs.writeFileSync(junk, Uint8Array.from([1, 2, 3, 255]));
-    assert.match((deviceCacheVariant(junk) as { why: string }).why, /^the graph file could not be read \(/);
+    assert.match((deviceCacheVariant(readGraph(junk)) as { why: string }).why, /^the graph file could not be read \(/);
     const hf = readModelFolder(TINY);
     assert.deepEqual(deviceCacheGraph(readGraphOnly(hf.onnxPath)), { why: 'not a Ghostline lean graph' });
-    const lean = deviceCacheVariant(graphs[0].file);
+    const lean = deviceCacheVariant(readGraph(graphs[0].file));
     assert.ok('bytes' in lean);
     fs.writeFileSync(junk, lean.bytes);
-    assert.deepEqual(deviceCacheVariant(junk), { why: 'the graph already has device cache outputs' });
-    const exported = deviceCacheVariant(hf.onnxPath);
+    assert.deepEqual(deviceCacheVariant(readGraph(junk)), { why: 'the graph already has device cache outputs' });
+    const exported = deviceCacheVariant(readGraph(hf.onnxPath));
     assert.ok('bytes' in exported);
     fs.writeFileSync(junk, exported.bytes);
-    assert.deepEqual(deviceCacheVariant(junk), { why: '"past_key_values.0.key" or "present.0.key.rows" is already an output' });
+    assert.deepEqual(deviceCacheVariant(readGraph(junk)), { why: '"past_key_values.0.key" or "present.0.key.rows" is already an output' });
     // An export edited into what the variant cannot take: an old opset, a missing present output, no past at all.
     const edited = (edit: (g: onnx.GraphProto, m: onnx.ModelProto) => void) => {
       const m = readGraphOnly(hf.onnxPath);
       edit(m.graph as onnx.GraphProto, m);
       fs.writeFileSync(junk, onnx.ModelProto.encode(m).finish());
-      return deviceCacheVariant(junk);
+      return deviceCacheVariant(readGraph(junk));
     };
     assert.deepEqual(
       edited((_, m) => {
@@ -177,7 +177,7 @@ describe('the KV cache kept by an export gives the plain export logits', () => {
 
   test("an export without num_logits_to_keep: the variant returns only the rows asked for, the plain export's last rows", async () => {
     const folder = readModelFolder(path.join(FAMILIES, 'smollm2'));
-    const variant = deviceCacheVariant(folder.onnxPath);
+    const variant = deviceCacheVariant(readGraph(folder.onnxPath));
     assert.ok('bytes' in variant);
     const session = await InferenceSession.create(variant.bytes, {
       extra: { session: { model_external_initializers_file_folder_path: path.dirname(folder.onnxPath) } },

@@ -1,3 +1,4 @@
+import type { onnx } from 'onnx-proto';
 import { errorMessage } from '../shared/errors';
 import { deviceCacheGraph } from './deviceCacheGraph';
 import { exportCacheGraph } from './exportCacheGraph';
@@ -10,18 +11,22 @@ export interface DeviceCacheVariant {
   kept: { output: string; input: string }[];
 }
 
-/**
- * The variant of an ONNX file's graph that keeps the KV cache on the device between runs: for a lean graph
- * deviceCacheGraph.ts, for a Hugging Face export exportCacheGraph.ts. Read without the weights (graphOnly.ts),
- * which stay in their files. Or why there is none (then the cache goes up on every run, as before).
- */
-export function deviceCacheVariant(file: string): DeviceCacheVariant | { why: string } {
-  let model: ReturnType<typeof readGraphOnly>;
+/** An ONNX file's graph without its weights (graphOnly.ts), or why it could not be read. */
+export function readGraph(file: string): onnx.ModelProto | { why: string } {
   try {
-    model = readGraphOnly(file);
+    return readGraphOnly(file);
   } catch (err) {
     return { why: `the graph file could not be read (${errorMessage(err)})` };
   }
+}
+
+/**
+ * The variant of a graph (readGraph) that keeps the KV cache on the device between runs: for a lean graph
+ * deviceCacheGraph.ts, for a Hugging Face export exportCacheGraph.ts; the weights stay in their files. Or why
+ * there is none (then the cache goes up on every run, as before). The graph is edited in place.
+ */
+export function deviceCacheVariant(model: onnx.ModelProto | { why: string }): DeviceCacheVariant | { why: string } {
+  if ('why' in model) return model;
   try {
     return model.graph?.name === LEAN_GRAPH_NAME ? deviceCacheGraph(model) : exportCacheGraph(model);
   } catch (err) {

@@ -7,8 +7,9 @@ import type { ComputeDevice } from '../shared/device';
 import { GpuError, ModelFolderError, errorMessage } from '../shared/errors';
 import type { DeviceCacheCounts } from '../shared/device';
 import { DeviceCacheMirror } from './deviceCacheMirror';
-import { type DeviceCacheVariant, deviceCacheVariant } from './deviceCacheVariant';
+import { deviceCacheVariant, readGraph } from './deviceCacheVariant';
 import { presentRows } from './exportCacheGraph';
+import { productsOnCpu } from './gpuKernels';
 import { halfToFloat } from './half';
 import { readIoContract, type IoContract } from './ioContract';
 import { KvCache } from './kvCache';
@@ -89,6 +90,8 @@ export class OnnxCausalLM {
     private readonly mirror: DeviceCacheMirror | null,
     /** Why the cache is uploaded on every GPU run instead of staying there; null when it stays (or on the CPU). */
     readonly deviceCacheWhyNot: string | null,
+    /** On the GPU: the graph's matrix products that run on the CPU all the same (gpuKernels.ts), or null. */
+    readonly gpuCpuProducts: string | null = null,
   ) {}
 
   /** What crossed to the GPU for the cache since the session opened; null where it is not kept there. */
@@ -113,11 +116,15 @@ export class OnnxCausalLM {
       interOpNumThreads: 1,
       extra: threadingEntries(threads),
     };
+    // The graph without its weights, read for the GPU (and the CPU tests of its variant): what would still run
+    // on the CPU there, and the variant that keeps the KV cache on the device.
+    const graph = device === 'gpu' || opts.deviceCache ? readGraph(file) : null;
+    const cpuProducts = graph && !('why' in graph) ? productsOnCpu(graph) : null;
     let whyNot: string | null = 'on the CPU';
     let mirror: DeviceCacheMirror | null = null;
     if (opts.deviceCache === false) whyNot = 'turned off';
-    else if (device === 'gpu' || opts.deviceCache) {
-      const variant = await openDeviceCacheVariant(file, base, device);
+    else if (graph) {
+      const variant = await openDeviceCacheVariant(file, graph, base, device);
       if ('session' in variant) [session, mirror, whyNot] = [variant.session, variant.mirror, null];
       else whyNot = variant.why;
     }
@@ -128,7 +135,7 @@ export class OnnxCausalLM {
       throw new ModelFolderError(file, `onnxruntime could not load it: ${errorMessage(err)}`);
     }
     try {
-      return new OnnxCausalLM(session, readIoContract(session, config, file), file, device, mirror, whyNot);
+      return new OnnxCausalLM(session, readIoContract(session, config, file), file, device, mirror, whyNot, cpuProducts);
     } catch (err) {
       await session.release();
       throw err;
@@ -258,10 +265,11 @@ export class OnnxCausalLM {
  */
 async function openDeviceCacheVariant(
   file: string,
+  graph: ReturnType<typeof readGraph>,
   base: InferenceSession.SessionOptions,
   device: ComputeDevice,
 ): Promise<{ session: InferenceSession; mirror: DeviceCacheMirror } | { why: string }> {
-  const variant: DeviceCacheVariant | { why: string } = deviceCacheVariant(file);
+  const variant = deviceCacheVariant(graph);
   if ('why' in variant) return variant;
   const mirror = new DeviceCacheMirror(variant.kept);
   const extra = base.extra as { session?: Record<string, unknown> } | undefined;

@@ -36,6 +36,8 @@ export interface DeviceReport {
   gpuApi?: string;
   /** On the GPU: the display adapter the OS lists ("one of A, B" when it lists several; worker/gpuNames.ts). */
   gpuAdapter?: string;
+  /** On the GPU: what of the model still runs on the CPU there (model/gpuKernels.ts), and what to pick instead. */
+  gpuWarning?: string;
   /** On the GPU: where the KV cache lives between runs ("kept on the GPU", or uploaded every run and why). */
   gpuCache?: string;
   /** One sentence: measured now, remembered from an earlier measurement, asked for, or why not the GPU. */
@@ -62,7 +64,8 @@ export function describeDevice(r: DeviceReport): string {
   const adapter = r.device === 'gpu' && r.gpuAdapter ? `, ${r.gpuAdapter}` : '';
   const cache = r.device === 'gpu' && r.gpuCache ? `, KV cache ${r.gpuCache}` : '';
   const where = r.device === 'gpu' ? `GPU (WebGPU on ${r.gpuApi ?? 'the GPU'}${adapter}${cache})` : 'CPU';
-  return `${where}: ${r.fellBack ?? r.reason}`;
+  const warning = r.device === 'gpu' && r.gpuWarning ? `; ${r.gpuWarning}` : '';
+  return `${where}: ${r.fellBack ?? r.reason}${warning}`;
 }
 
 /** Show Stats: how often the GPU's copy of the KV cache served a run ("KV cache on the GPU for 95 of 100 runs, 4 MB uploaded"). */

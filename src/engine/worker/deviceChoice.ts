@@ -60,6 +60,7 @@ export async function chooseDevice(file: string, config: Record<string, unknown>
     gpuApi: support.api,
     gpuAdapter: await adapterName(),
     gpuCache: gpuCacheLine(model),
+    ...(model.gpuCpuProducts ? { gpuWarning: model.gpuCpuProducts } : {}),
     reason,
     ...(measured ? { measured: measurement(measured) } : {}),
   });
@@ -140,6 +141,7 @@ async function measureBoth(
         gpuApi: api,
         gpuAdapter: await adapterName(),
         gpuCache: gpuCacheLine(gpu),
+        ...(gpu.gpuCpuProducts ? { gpuWarning: gpu.gpuCpuProducts } : {}),
         reason,
         measured: measurement(verdict),
       },
@@ -147,7 +149,9 @@ async function measureBoth(
     };
   }
   await gpu.release();
-  return { model: cpu, report: { setting: 'auto', device: 'cpu', reason, measured: measurement(verdict) } };
+  // Why the GPU lost, when the graph's products could not run there at all.
+  const why = gpu.gpuCpuProducts ? `${reason}; ${gpu.gpuCpuProducts}` : reason;
+  return { model: cpu, report: { setting: 'auto', device: 'cpu', reason: why, measured: measurement(verdict) } };
 }
 
 let adapterNames: Promise<string | undefined> | null = null;

@@ -74,6 +74,7 @@ export class DeviceModel implements CausalModel {
     this.report.device = 'cpu';
     this.report.gpuApi = undefined;
     this.report.gpuAdapter = undefined;
+    this.report.gpuWarning = undefined;
     this.report.gpuCache = undefined;
     this.report.fellBack = `the GPU failed (${why}); the model runs on the CPU for the rest of this session`;
     this.onFallBack(this.report);
