@@ -13,6 +13,7 @@ import { PRODUCTS_WITHOUT_WEBGPU_KERNEL } from '../../src/engine/model/gpuKernel
 import { readModelFolder } from '../../src/engine/model/modelFolder';
 import { describeDevice } from '../../src/engine/shared/device';
 import { chooseDevice } from '../../src/engine/worker/deviceChoice';
+import { ROOT } from '../helpers';
 import { useSwiftShader } from '../swiftShader';
 import { int8ProductExport } from './int8Export';
 
@@ -123,5 +124,28 @@ describe('WebGPU kernels on SwiftShader', { skip }, () => {
       /: the device is set to gpu; its int8 matrix products \(MatMulInteger\) have no WebGPU kernel and run on the CPU; /,
     );
     await choice.model.release();
+  });
+
+  test('a GPU that fails while auto measures it (float16 on a device without shader-f16) is remembered until forgotten', async () => {
+    // SwiftShader has no shader-f16: the float16 export's first GPU run fails, every time.
+    const folder = readModelFolder(path.join(ROOT, 'test', 'fixtures', 'families', 'starcoder2'));
+    const verdicts = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-verdicts-')), 'device-verdicts.json');
+    const choose = () => chooseDevice(folder.onnxPath, folder.config, { device: 'auto', contextLength: 128, deviceVerdictFile: verdicts });
+    const first = await choose();
+    assert.equal(first.report.device, 'cpu');
+    assert.match(first.report.reason, /^the GPU failed while measured: .*f16/);
+    const stored = Object.values(JSON.parse(fs.readFileSync(verdicts, 'utf8')).verdicts) as { gpuFailed?: string }[];
+    assert.equal(stored.length, 1);
+    assert.match(stored[0].gpuFailed ?? '', /f16/);
+    await first.model.release();
+    const second = await choose();
+    assert.equal(second.report.device, 'cpu');
+    assert.match(second.report.reason, /^the GPU failed on this model when measured on \d{4}-\d\d-\d\d \(.*f16.*\); Measure Devices Again tries it again$/);
+    await second.model.release();
+    // Measure Devices Again deletes the file: measured (and failing) again.
+    fs.rmSync(verdicts);
+    const third = await choose();
+    assert.match(third.report.reason, /^the GPU failed while measured: /);
+    await third.model.release();
   });
 });

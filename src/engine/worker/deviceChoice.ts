@@ -3,7 +3,7 @@ import type { EngineOptions } from '../shared/engineOptions';
 import { gpuApiFor, type DeviceReport, type DeviceTiming } from '../shared/device';
 import { errorMessage } from '../shared/errors';
 import { OnnxCausalLM } from '../model/onnxModel';
-import { DeviceVerdicts, verdictKey, type DeviceVerdict } from './deviceVerdicts';
+import { DeviceVerdicts, verdictKey, type DeviceVerdict, type Remembered } from './deviceVerdicts';
 import { describeGpuNames, gpuNames } from './gpuNames';
 
 /**
@@ -79,6 +79,9 @@ export async function chooseDevice(file: string, config: Record<string, unknown>
   const store = opts.deviceVerdictFile ? new DeviceVerdicts(opts.deviceVerdictFile) : null;
   const key = verdictKey(file, ortVersion());
   const known = store?.get(key);
+  if (known && 'gpuFailed' in known) {
+    return cpuWith(`the GPU failed on this model when measured on ${known.at.slice(0, 10)} (${known.gpuFailed}); Measure Devices Again tries it again`);
+  }
   if (known?.device === 'cpu') return cpuWith(`measured on ${known.at.slice(0, 10)}: ${comparison(known)}`, known);
   if (known?.device === 'gpu') {
     void adapterName();
@@ -113,22 +116,30 @@ async function measureBoth(
   }
   void adapterName();
   const prefillTokens = Math.max(8, Math.min(PREFILL_TOKENS, Math.floor(opts.contextLength / 4)));
+  opts.log?.(`measuring the CPU and the GPU (${api}) on this model once: a ${prefillTokens}-token prefill and ${DECODE_TOKENS} decode steps`);
+  let cpuTiming: DeviceTiming;
+  try {
+    cpuTiming = await timeWorkload(cpu, prefillTokens, DECODE_TOKENS);
+  } catch (err) {
+    // The model fails on the CPU too: the load fails, with the CPU's error.
+    await gpu.release();
+    await cpu.release();
+    throw err;
+  }
   let verdict: DeviceVerdict;
   try {
-    opts.log?.(`measuring the CPU and the GPU (${api}) on this model once: a ${prefillTokens}-token prefill and ${DECODE_TOKENS} decode steps`);
-    const cpuTiming = await timeWorkload(cpu, prefillTokens, DECODE_TOKENS);
     const gpuTiming = await timeWorkload(gpu, prefillTokens, DECODE_TOKENS);
     const device = fasterDevice(cpuTiming, gpuTiming, prefillTokens, DECODE_TOKENS);
     verdict = { device, cpu: cpuTiming, gpu: gpuTiming, prefillTokens, decodeTokens: DECODE_TOKENS, at: new Date().toISOString() };
   } catch (err) {
-    await gpu.release();
-    return { model: cpu, report: { setting: 'auto', device: 'cpu', reason: `the GPU failed while measured: ${errorMessage(err)}` } };
+    // A lost device may not free cleanly. The failure is remembered, so later loads do not fail on the GPU again.
+    await gpu.release().catch(() => undefined);
+    const failed = errorMessage(err);
+    opts.log?.(`the GPU failed while measured: ${failed}`);
+    remember(store, key, { device: 'cpu', gpuFailed: failed, at: new Date().toISOString() }, opts.log);
+    return { model: cpu, report: { setting: 'auto', device: 'cpu', reason: `the GPU failed while measured: ${failed}` } };
   }
-  try {
-    store?.set(key, verdict);
-  } catch (err) {
-    opts.log?.(`the device verdict could not be saved (${errorMessage(err)}); it is measured again on the next load`);
-  }
+  remember(store, key, verdict, opts.log);
   const reason = `measured now: ${comparison(verdict)}`;
   opts.log?.(`device: ${verdict.device.toUpperCase()}, ${comparison(verdict)}`);
   if (verdict.device === 'gpu') {
@@ -152,6 +163,15 @@ async function measureBoth(
   // Why the GPU lost, when the graph's products could not run there at all.
   const why = gpu.gpuCpuProducts ? `${reason}; ${gpu.gpuCpuProducts}` : reason;
   return { model: cpu, report: { setting: 'auto', device: 'cpu', reason: why, measured: measurement(verdict) } };
+}
+
+/** Stores what `auto` found; a store that cannot be written is only logged (the choice stands). */
+function remember(store: DeviceVerdicts | null, key: string, what: Remembered, log?: (line: string) => void): void {
+  try {
+    store?.set(key, what);
+  } catch (err) {
+    log?.(`the device verdict could not be saved (${errorMessage(err)}); it is measured again on the next load`);
+  }
 }
 
 let adapterNames: Promise<string | undefined> | null = null;

@@ -14,9 +14,24 @@ export interface DeviceVerdict {
   at: string;
 }
 
+/**
+ * A GPU that failed while `auto` measured it on one model (a kernel the device cannot compile, out of memory):
+ * the model stays on the CPU on later loads instead of failing on the GPU again each time, until Measure
+ * Devices Again. A GPU that cannot be opened at all is not remembered: that costs milliseconds, and a driver
+ * installed later is found on the next load.
+ */
+export interface GpuFailure {
+  device: 'cpu';
+  gpuFailed: string;
+  /** ISO date of the failure. */
+  at: string;
+}
+
+export type Remembered = DeviceVerdict | GpuFailure;
+
 interface VerdictFile {
   version: 1;
-  verdicts: Record<string, DeviceVerdict>;
+  verdicts: Record<string, Remembered>;
 }
 
 /** Verdicts kept at most (the oldest measured go first): one per model file and machine. */
@@ -51,12 +66,12 @@ export function verdictKey(onnxFile: string, ortVersion: string, gpuPath = GPU_P
 export class DeviceVerdicts {
   constructor(private readonly file: string) {}
 
-  get(key: string): DeviceVerdict | null {
+  get(key: string): Remembered | null {
     return this.read().verdicts[key] ?? null;
   }
 
   /** Remembers `verdict`; a store that cannot be written is only logged by the caller (the choice stands). */
-  set(key: string, verdict: DeviceVerdict): void {
+  set(key: string, verdict: Remembered): void {
     const data = this.read();
     data.verdicts[key] = verdict;
     const kept = Object.entries(data.verdicts)
