@@ -24,7 +24,7 @@ export interface CopyPerStep {
    * stays on the GPU, else the whole store (rounded up to its 256-position capacity). The CPU reads it in place.
    */
   cacheUploadBytes: number;
-  /** The new token's K/V rows and its logits, read back per step. */
+  /** The new token's K/V rows and its logits, read back per step (an export without a kept copy: its whole present). */
   readBackBytes: number;
   decodeMsPerToken: number;
 }
@@ -109,10 +109,12 @@ async function copyCost(model: OnnxCausalLM, device: ComputeDevice, context: num
   // Without a kept copy every run feeds the whole host-side cache (the Hugging Face contract: all past positions).
   const storeBytes = r.cache instanceof LeanKvCache ? r.cache.store.bytes : kvBytes(model) * (context + LONG_DECODE_STEPS);
   const uploaded = stats ? (stats.uploadedBytes - before) / LONG_DECODE_STEPS : storeBytes;
+  // An export returns its whole present unless its copy stays on the GPU (then only the step's rows come back).
+  const wholePresent = c.kind === 'hf' && !stats;
   return {
     context,
     cacheUploadBytes: device === 'gpu' ? uploaded : 0,
-    readBackBytes: kvBytes(model) + c.vocab * 4,
+    readBackBytes: (wholePresent ? kvBytes(model) * (context + LONG_DECODE_STEPS) : kvBytes(model)) + c.vocab * 4,
     decodeMsPerToken: round(decodeMsPerToken, 3),
   };
 }

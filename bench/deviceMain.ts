@@ -1,10 +1,11 @@
-// `npm run bench:device [-- --models default,0.5b,1.5b --gpu-models default,0.5b,1.5b --threads T]`: the local
+// `npm run bench:device [-- --models default,0.5b,1.5b,export --gpu-models ... --threads T --out device.json]`: the local
 // model on each device onnxruntime-node can open here (the CPU, and the GPU through WebGPU). Per model and
 // device: load and first-run time, prefill and decode tokens/s on the workload `auto` measures, decode at 1,500
 // tokens of context, the bytes copied per decode step (on the GPU with the KV cache kept there and, for the
 // before and after, uploaded on every run), the first request after a GPU load without and with the load's
 // warm-up, the nodes the GPU provider left to the CPU, and what `auto` keeps (the same rule on the same workload). The Qwen2.5-Coder 0.5B/1.5B shapes are random-weight
-// checkpoints converted to q4 (bench/qwenPath.ts). On SwiftShader (a Vulkan on the CPU) only the default model
+// checkpoints converted to q4 (bench/qwenPath.ts); `export` (not run unless named) is the tiny torch.onnx fixture,
+// a Hugging Face export, whose cache is kept on the GPU too (exportCacheGraph.ts). On SwiftShader (a Vulkan on the CPU) only the default model
 // goes to the GPU unless --gpu-models says otherwise: it proves the path, not the speed. Writes
 // bench/results/device.json.
 import * as fs from 'node:fs';
@@ -19,7 +20,7 @@ import { comparison, fasterDevice, gpuOpenFailure, gpuSupport } from '../src/eng
 import { type DeviceRow, failedRow, firstRequest, gpuPlacement, measureDevice, type Placement, WORKLOAD } from './device';
 import { ensureConvertedShape, type QwenShapeName } from './qwenPath';
 
-const MODELS = ['default', '0.5b', '1.5b'] as const;
+const MODELS = ['default', '0.5b', '1.5b', 'export'] as const;
 type ModelName = (typeof MODELS)[number];
 
 interface ModelResult {
@@ -45,7 +46,7 @@ async function main(): Promise<void> {
   const root = packageRoot(__dirname);
   const threads = arg('threads') ? Number(arg('threads')) : undefined;
   const swiftShader = /swiftshader/i.test(process.env.VK_ICD_FILENAMES ?? '');
-  const models = listArg(arg('models'), MODELS);
+  const models = listArg(arg('models'), ['default', '0.5b', '1.5b']);
   const gpuModels = listArg(arg('gpu-models'), swiftShader ? ['default'] : MODELS);
   const support = gpuSupport();
   const log = (s: string) => console.error(`[bench:device] ${s}`);
@@ -53,7 +54,12 @@ async function main(): Promise<void> {
 
   const results: ModelResult[] = [];
   for (const name of models) {
-    const dir = name === 'default' ? defaultModelDir(root) : ensureConvertedShape(root, log, name as QwenShapeName).converted;
+    const dir =
+      name === 'default'
+        ? defaultModelDir(root)
+        : name === 'export'
+          ? path.join(root, 'test', 'fixtures', 'tiny-llama')
+          : ensureConvertedShape(root, log, name as QwenShapeName).converted;
     const folder = readModelFolder(dir);
     const ctx = contextLength(folder.config);
     const result: ModelResult = { model: name, contextLength: ctx, rows: [] };
@@ -107,7 +113,7 @@ async function main(): Promise<void> {
     workload: WORKLOAD,
     results,
   };
-  const file = path.join(root, 'bench', 'results', 'device.json');
+  const file = path.join(root, 'bench', 'results', path.basename(arg('out') ?? 'device.json'));
   fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
   log(`wrote ${path.relative(root, file)}`);
 }
