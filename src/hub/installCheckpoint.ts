@@ -95,7 +95,6 @@ function listFiles(dir: string, rel = ''): { path: string; size: number }[] {
   return out.sort((a, b) => a.path.localeCompare(b.path));
 }
 
-/** Downloads one GGUF file of the repo and, where the repo has them, its tokenizer files (used instead of the rebuilt ones). */
 /**
  * Downloads a GGUF file and the repo's tokenizer files; resolves with the file fetched. A repo with no file of
  * that name (a catalog name that could not be checked against the hub, a repo that renamed its files) is listed,

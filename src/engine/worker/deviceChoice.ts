@@ -1,6 +1,6 @@
 import { env, listSupportedBackends } from 'onnxruntime-node';
 import type { EngineOptions } from '../shared/engineOptions';
-import { gpuApiFor, type DeviceReport, type DeviceTiming } from '../shared/device';
+import { gpuApiFor, type DeviceReport, type DeviceSetting, type DeviceTiming } from '../shared/device';
 import { errorMessage } from '../shared/errors';
 import { OnnxCausalLM } from '../model/onnxModel';
 import { DeviceVerdicts, verdictKey, type DeviceVerdict, type Remembered } from './deviceVerdicts';
@@ -54,16 +54,7 @@ export async function chooseDevice(file: string, config: Record<string, unknown>
   if (setting === 'cpu') return cpuWith('the device is set to cpu');
   const support = gpuSupport();
   if ('missing' in support) return cpuWith(support.missing);
-  const gpuReport = async (model: OnnxCausalLM, reason: string, measured?: DeviceVerdict): Promise<DeviceReport> => ({
-    setting,
-    device: 'gpu',
-    gpuApi: support.api,
-    gpuAdapter: await adapterName(),
-    gpuCache: gpuCacheLine(model),
-    ...(model.gpuCpuProducts ? { gpuWarning: model.gpuCpuProducts } : {}),
-    reason,
-    ...(measured ? { measured: measurement(measured) } : {}),
-  });
+  const gpuReport = (model: OnnxCausalLM, reason: string, measured?: DeviceVerdict) => gpuReportFor(setting, support.api, model, reason, measured);
 
   if (setting === 'gpu') {
     void adapterName();
@@ -144,20 +135,7 @@ async function measureBoth(
   opts.log?.(`device: ${verdict.device.toUpperCase()}, ${comparison(verdict)}`);
   if (verdict.device === 'gpu') {
     await cpu.release();
-    return {
-      model: gpu,
-      report: {
-        setting: 'auto',
-        device: 'gpu',
-        gpuApi: api,
-        gpuAdapter: await adapterName(),
-        gpuCache: gpuCacheLine(gpu),
-        ...(gpu.gpuCpuProducts ? { gpuWarning: gpu.gpuCpuProducts } : {}),
-        reason,
-        measured: measurement(verdict),
-      },
-      warmed: true,
-    };
+    return { model: gpu, report: await gpuReportFor('auto', api, gpu, reason, verdict), warmed: true };
   }
   await gpu.release();
   // Why the GPU lost, when the graph's products could not run there at all.
@@ -182,9 +160,18 @@ function adapterName(): Promise<string | undefined> {
   return adapterNames;
 }
 
-/** Where a GPU model keeps its KV cache between runs, for the device line. */
-function gpuCacheLine(model: OnnxCausalLM): string {
-  return model.deviceCacheWhyNot === null ? 'kept on the GPU' : `uploaded every run (${model.deviceCacheWhyNot})`;
+/** The device line of a model on the GPU: the API, the adapter, where its KV cache lives, what still runs on the CPU. */
+async function gpuReportFor(setting: DeviceSetting, api: string, model: OnnxCausalLM, reason: string, measured?: DeviceVerdict): Promise<DeviceReport> {
+  return {
+    setting,
+    device: 'gpu',
+    gpuApi: api,
+    gpuAdapter: await adapterName(),
+    gpuCache: model.deviceCacheWhyNot === null ? 'kept on the GPU' : `uploaded every run (${model.deviceCacheWhyNot})`,
+    ...(model.gpuCpuProducts ? { gpuWarning: model.gpuCpuProducts } : {}),
+    reason,
+    ...(measured ? { measured: measurement(measured) } : {}),
+  };
 }
 
 /** The GPU when it runs the workload GPU_MARGIN times faster than the CPU, else the CPU. */
