@@ -14,7 +14,15 @@ import { describeDevice, type DeviceReport } from '../../src/engine/shared/devic
 import { GpuError } from '../../src/engine/shared/errors';
 import { chooseDevice, comparison, fasterDevice, GPU_MARGIN, gpuOpenFailure } from '../../src/engine/worker/deviceChoice';
 import { DeviceModel } from '../../src/engine/worker/deviceModel';
-import { DeviceVerdicts, GPU_PATH_REVISION, verdictKey, type DeviceVerdict } from '../../src/engine/worker/deviceVerdicts';
+import {
+  DeviceVerdicts,
+  failureExpiry,
+  failureHolds,
+  GPU_FAILURE_KEPT_DAYS,
+  GPU_PATH_REVISION,
+  verdictKey,
+  type DeviceVerdict,
+} from '../../src/engine/worker/deviceVerdicts';
 import { Engine } from '../../src/engine/worker/engine';
 import { ROOT, TINY } from '../helpers';
 
@@ -239,6 +247,44 @@ describe('no GPU adapter (VK_ICD_FILENAMES points at nothing)', {
     await engine.model.release();
   });
 
+  test(`a GPU failure keeps the model on the CPU for ${GPU_FAILURE_KEPT_DAYS} days, then it is measured again`, async () => {
+    const folder = readModelFolder(BUNDLED);
+    const { env } = await import('onnxruntime-node');
+    const key = verdictKey(folder.onnxPath, env.versions?.node ?? env.versions?.common ?? 'unknown');
+    const daysAgo = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString();
+    const choose = async (failedAt: string) => {
+      const file = verdictFile();
+      new DeviceVerdicts(file).set(key, { device: 'cpu', gpuFailed: 'device lost', at: failedAt });
+      const choice = await chooseDevice(folder.onnxPath, folder.config, { device: 'auto', threads: 1, contextLength: 512, deviceVerdictFile: file });
+      await choice.model.release();
+      return choice.report;
+    };
+    const recent = await choose(daysAgo(GPU_FAILURE_KEPT_DAYS - 1));
+    assert.equal(recent.device, 'cpu');
+    if (process.arch === 'x64') {
+      const retry = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+      assert.match(
+        recent.reason,
+        new RegExp(
+          `^the GPU failed on this model when measured on .* \\(device lost\\); it is measured again from ${retry}, or now with Measure Devices Again$`,
+        ),
+      );
+      // Past its days: measured again, which here finds no adapter (not the remembered failure).
+      const old = await choose(daysAgo(GPU_FAILURE_KEPT_DAYS + 1));
+      assert.equal(old.device, 'cpu');
+      assert.match(old.reason, /^no usable GPU/);
+    }
+  });
+
+  test('a remembered GPU failure holds until its expiry; an unreadable date does not hold', () => {
+    const failure = { device: 'cpu' as const, gpuFailed: 'x', at: '2026-12-01T10:00:00.000Z' };
+    assert.equal(failureExpiry(failure).toISOString(), `2026-12-${String(1 + GPU_FAILURE_KEPT_DAYS).padStart(2, '0')}T10:00:00.000Z`);
+    assert.equal(failureHolds(failure, Date.parse('2026-12-01T10:00:00.000Z')), true);
+    assert.equal(failureHolds(failure, failureExpiry(failure).getTime() - 1), true);
+    assert.equal(failureHolds(failure, failureExpiry(failure).getTime()), false);
+    assert.equal(failureHolds({ ...failure, at: 'yesterday' }), false);
+  });
+
   test('a verdict measured under an older GPU path is not used: the devices are measured again', async () => {
     const file = verdictFile();
     const folder = readModelFolder(BUNDLED);
@@ -304,6 +350,7 @@ describe('the verdict and its store', () => {
     fs.writeFileSync(onnx, 'second, longer');
     assert.notEqual(verdictKey(onnx, '1.30.0'), a);
     assert.match(a, new RegExp(`${process.platform}-${process.arch}`));
+    assert.ok(a.endsWith(`OS ${os.release()}`), 'an OS update (which brings GPU drivers on macOS) measures again');
   });
 
   test('a damaged or foreign store reads as empty and is rewritten whole; the oldest go past 64', () => {

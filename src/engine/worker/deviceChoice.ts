@@ -3,7 +3,7 @@ import type { EngineOptions } from '../shared/engineOptions';
 import { gpuApiFor, type DeviceReport, type DeviceSetting, type DeviceTiming } from '../shared/device';
 import { errorMessage } from '../shared/errors';
 import { OnnxCausalLM } from '../model/onnxModel';
-import { DeviceVerdicts, verdictKey, type DeviceVerdict, type Remembered } from './deviceVerdicts';
+import { DeviceVerdicts, failureExpiry, failureHolds, verdictKey, type DeviceVerdict, type Remembered } from './deviceVerdicts';
 import { describeGpuNames, gpuNames } from './gpuNames';
 
 /**
@@ -69,9 +69,14 @@ export async function chooseDevice(file: string, config: Record<string, unknown>
 
   const store = opts.deviceVerdictFile ? new DeviceVerdicts(opts.deviceVerdictFile) : null;
   const key = verdictKey(file, ortVersion());
-  const known = store?.get(key);
+  const remembered = store?.get(key);
+  // A GPU failure past its days is measured again, as if nothing were remembered.
+  const known = remembered && 'gpuFailed' in remembered && !failureHolds(remembered) ? null : remembered;
   if (known && 'gpuFailed' in known) {
-    return cpuWith(`the GPU failed on this model when measured on ${known.at.slice(0, 10)} (${known.gpuFailed}); Measure Devices Again tries it again`);
+    const retry = failureExpiry(known).toISOString().slice(0, 10);
+    return cpuWith(
+      `the GPU failed on this model when measured on ${known.at.slice(0, 10)} (${known.gpuFailed}); it is measured again from ${retry}, or now with Measure Devices Again`,
+    );
   }
   if (known?.device === 'cpu') return cpuWith(`measured on ${known.at.slice(0, 10)}: ${comparison(known)}`, known);
   if (known?.device === 'gpu') {

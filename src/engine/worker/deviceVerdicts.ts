@@ -16,9 +16,9 @@ export interface DeviceVerdict {
 
 /**
  * A GPU that failed while `auto` measured it on one model (a kernel the device cannot compile, out of memory):
- * the model stays on the CPU on later loads instead of failing on the GPU again each time, until Measure
- * Devices Again. A GPU that cannot be opened at all is not remembered: that costs milliseconds, and a driver
- * installed later is found on the next load.
+ * the model stays on the CPU on later loads instead of failing on the GPU again each time, for
+ * GPU_FAILURE_KEPT_DAYS or until Measure Devices Again. A GPU that cannot be opened at all is not remembered:
+ * that costs milliseconds, and a driver installed later is found on the next load.
  */
 export interface GpuFailure {
   device: 'cpu';
@@ -28,6 +28,24 @@ export interface GpuFailure {
 }
 
 export type Remembered = DeviceVerdict | GpuFailure;
+
+/**
+ * How long a GPU failure keeps a model on the CPU. A failure cannot be told transient (a device lost once, memory
+ * another app held) from lasting (a kernel the device lacks) by its message, so neither is kept for ever: a
+ * lasting one costs one failed measurement (seconds, at a load) a week; a transient one no longer pins the model.
+ */
+export const GPU_FAILURE_KEPT_DAYS = 7;
+
+/** The date from which a remembered GPU failure no longer holds and the model is measured again. */
+export function failureExpiry(failure: GpuFailure): Date {
+  return new Date(Date.parse(failure.at) + GPU_FAILURE_KEPT_DAYS * 86_400_000);
+}
+
+/** Whether a remembered GPU failure still keeps the model on the CPU at `now` (an unreadable date does not). */
+export function failureHolds(failure: GpuFailure, now = Date.now()): boolean {
+  const until = failureExpiry(failure).getTime();
+  return Number.isFinite(until) && now < until;
+}
 
 interface VerdictFile {
   version: 1;
@@ -46,8 +64,9 @@ export const GPU_PATH_REVISION = 3;
 
 /**
  * The key a verdict is remembered under: the model file (path, size, modification time), the onnxruntime
- * version, Ghostline's GPU path and the machine (platform, CPU model, core count). A new driver is not in it:
- * Ghostline: Measure Devices Again (or deleting the file) measures afresh.
+ * version, Ghostline's GPU path and the machine (platform, CPU model, core count, OS release). The OS release is
+ * there because macOS ships its GPU drivers with it, and Windows' major updates often bring new ones. A driver
+ * installed alone is not in it: Ghostline: Measure Devices Again (or deleting the file) measures afresh.
  */
 export function verdictKey(onnxFile: string, ortVersion: string, gpuPath = GPU_PATH_REVISION): string {
   let stamp = 'missing';
@@ -58,7 +77,7 @@ export function verdictKey(onnxFile: string, ortVersion: string, gpuPath = GPU_P
     // A file that vanished keys as missing: no verdict matches it.
   }
   const cpu = os.cpus()[0]?.model?.trim() ?? 'unknown CPU';
-  const machine = [`${process.platform}-${process.arch}`, `${cpu} x${os.availableParallelism()}`];
+  const machine = [`${process.platform}-${process.arch}`, `${cpu} x${os.availableParallelism()}`, `OS ${os.release()}`];
   return [path.resolve(onnxFile), stamp, `onnxruntime ${ortVersion}`, `GPU path ${gpuPath}`, ...machine].join(' | ');
 }
 
