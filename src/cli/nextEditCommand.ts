@@ -8,7 +8,7 @@ import type { DeviceSetting } from '../engine/shared/device';
 import { checkKnown, num, one, type ParsedArgs } from './args';
 
 /** Bad input to `ghostline next-edit`: one message, exit code 2. */
-export class NextEditInputError extends Error {}
+class NextEditInputError extends Error {}
 
 const VALUES = ['model', 'file', 'history', 'workspace', 'offset', 'threads', 'device'];
 

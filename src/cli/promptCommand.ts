@@ -7,7 +7,7 @@ import { checkKnown, one, type ParsedArgs } from './args';
 import { promptModel, WorkspacePrompts } from './workspacePrompt';
 
 /** Bad input to `ghostline prompt`: one message, exit code 2. */
-export class PromptInputError extends Error {}
+class PromptInputError extends Error {}
 
 const LANGUAGE_IDS: Record<string, string> = {
   '.ts': 'typescript',
@@ -30,7 +30,7 @@ const LANGUAGE_IDS: Record<string, string> = {
 };
 
 /** VS Code's language id for a file name (its extension without the dot when Ghostline knows no better). */
-export function languageIdOf(file: string): string {
+function languageIdOf(file: string): string {
   const ext = path.extname(file).toLowerCase();
   return LANGUAGE_IDS[ext] ?? (ext.slice(1) || 'plaintext');
 }

@@ -7,7 +7,7 @@ import type { Generator } from './generator';
  * key): on bench:pause-latency's replay, warming at once after every answer at a line end took 20% more CPU on the
  * default model, nearly all of it abandoned by the next keystroke.
  */
-export const WARM_AFTER_IDLE_MS = 200;
+const WARM_AFTER_IDLE_MS = 200;
 
 /**
  * At the end of a line, while the user reads: the prompt of the line below, after Enter, prefilled into a cache

@@ -49,7 +49,7 @@ export function placeOf(req: Pick<CompletionRequest, 'doc' | 'cursor' | 'languag
 type TextStage = (text: string, place: SuggestionPlace, finishReason: FinishReason) => string | null;
 
 /** The text stages, in the order they run. Adding one is adding a line. */
-export const SUGGESTION_STAGES: ReadonlyArray<readonly [string, TextStage]> = [
+const SUGGESTION_STAGES: ReadonlyArray<readonly [string, TextStage]> = [
   // The post-processing filters (filters/pipeline.ts, one small function each).
   ['filters', (text, place, finishReason) => postProcess(text, { ...place.filters, finishReason })],
   // tree-sitter: cut where the code stops parsing, drop what would break it. Prose (a docstring, a comment, a

@@ -11,7 +11,7 @@ import { moveFolderInto } from '../platform/folderSwap';
 /** Marks a folder still being written; such a folder is never listed or loaded as a model. */
 export const PARTIAL_SUFFIX = '.converting';
 
-export const ONNX_FILE_FOR: Record<Quant, string> = { q4: 'model_q4.onnx', int8: 'model_int8.onnx', fp32: 'model.onnx' };
+const ONNX_FILE_FOR: Record<Quant, string> = { q4: 'model_q4.onnx', int8: 'model_int8.onnx', fp32: 'model.onnx' };
 
 /**
  * Hugging Face checkpoint folder (or GGUF file) -> Ghostline model folder with the lean graph. Everything is written to

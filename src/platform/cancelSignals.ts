@@ -16,7 +16,7 @@ export interface CancelSource {
 
 export const CANCEL_MESSAGE = { type: 'cancel' } as const;
 
-export function isCancelMessage(m: unknown): boolean {
+function isCancelMessage(m: unknown): boolean {
   return typeof m === 'object' && m !== null && (m as { type?: unknown }).type === 'cancel';
 }
 

@@ -23,11 +23,11 @@ export interface FolderSwapOptions extends LockRetryOptions {
   log?: (message: string) => void;
 }
 
-export const IN_USE_HINT =
+const IN_USE_HINT =
   'Close the model in use (select another model in every VS Code window that uses it, or close the program using it), or pick another output folder, then try again.';
 
 /** `<dir>.tmp-old-<pid>-<time>`: a name installedModels.ts never lists as a model. */
-export function asideName(dir: string): string {
+function asideName(dir: string): string {
   return `${dir}.tmp-old-${process.pid}-${Date.now().toString(36)}`;
 }
 

@@ -25,7 +25,7 @@ export function foldsCase(platform: NodeJS.Platform): boolean {
  * The platform whose rules `p` follows: path.win32 is always Windows; a posix module is this machine's
  * (darwin on a Mac, where node:path is path.posix), or plain case-sensitive posix on Windows.
  */
-export function platformOf(p: PathModule): NodeJS.Platform {
+function platformOf(p: PathModule): NodeJS.Platform {
   if (p.sep === '\\') return 'win32';
   return process.platform === 'win32' ? 'linux' : process.platform;
 }

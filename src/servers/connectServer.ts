@@ -13,7 +13,7 @@ import { compareServerTokenizer } from './serverTokenizer';
 /** Used when neither the settings nor the server say how long the served model's context is. */
 export const FALLBACK_CONTEXT_TOKENS = 8192;
 /** Generate from Selection writes far more than a suggestion: it gets at least this long. */
-export const GENERATE_TIMEOUT_MS = 60_000;
+const GENERATE_TIMEOUT_MS = 60_000;
 /** Connect-time questions (probe, tokenizer, FIM markers) wait at most this long. */
 const PROBE_TIMEOUT_MS = 10_000;
 

@@ -3,7 +3,7 @@
  * or NDJSON (one JSON object per line). A line cut by the end of the body is reported, not guessed at.
  */
 /** No payload of a completion stream comes near this; a line that grows past it is a hostile or broken server. */
-export const MAX_LINE_CHARS = 1 << 20;
+const MAX_LINE_CHARS = 1 << 20;
 
 export async function* streamPayloads(body: AsyncIterable<Uint8Array>, format: 'sse' | 'ndjson'): AsyncGenerator<unknown> {
   const decoder = new TextDecoder();

@@ -35,7 +35,7 @@ export interface TokenizerCheck {
 }
 
 /** Protocols whose completion request takes the prompt as token ids (llama.cpp /completion, /v1/completions). */
-export const TAKES_TOKEN_IDS: Readonly<Record<ServerKind, boolean>> = { 'llama.cpp': true, openai: true, ollama: false };
+const TAKES_TOKEN_IDS: Readonly<Record<ServerKind, boolean>> = { 'llama.cpp': true, openai: true, ollama: false };
 
 /**
  * Compares the server's tokenization of TOKENIZER_PROBE with the local model's, at connect time: llama.cpp's

@@ -158,7 +158,7 @@ export interface ProxySettings {
  * route traffic elsewhere), for src/net/httpTransport.ts: the server backends and Download Model both use
  * them, on top of HTTPS_PROXY / HTTP_PROXY / NO_PROXY from the environment.
  */
-export function proxySettings(): ProxySettings {
+function proxySettings(): ProxySettings {
   const http = vscode.workspace.getConfiguration('http');
   const proxy = http.inspect<string>('proxy')?.globalValue;
   const noProxy = http.inspect<unknown>('noProxy')?.globalValue;

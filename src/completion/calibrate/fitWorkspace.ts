@@ -32,7 +32,7 @@ export interface WorkspaceCalibrationReport {
 }
 
 /** Precision within this of the one before counts as equal (a few positions either way on a workspace's sample). */
-export const PRECISION_TOLERANCE = 0.005;
+const PRECISION_TOLERANCE = 0.005;
 
 /**
  * The workspace's fit is adopted only when it is not worse at the threshold in use: its (cross-fitted) precision
@@ -57,7 +57,7 @@ export function keepBetterFit(
 
 /** Fewer than this many suggestions, or right or wrong ones, fit nothing worth trusting. */
 export const MIN_SUGGESTED = 40;
-export const MIN_EACH = 8;
+const MIN_EACH = 8;
 /** L2 strength on standardised features (as `npm run gen:calibration`): a few hundred samples keep the weights modest. */
 const L2 = 4;
 
@@ -70,7 +70,7 @@ export function tooFew(samples: readonly CalibrationSample[]): string | null {
   return null;
 }
 
-export function fitCalibration(samples: readonly CalibrationSample[], model: string, fitted: Record<string, unknown> = {}): Calibration {
+function fitCalibration(samples: readonly CalibrationSample[], model: string, fitted: Record<string, unknown> = {}): Calibration {
   const scored = samples.filter((s) => s.features);
   const features = [...FEATURE_NAMES];
   const r = fitLogistic(

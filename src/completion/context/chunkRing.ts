@@ -62,7 +62,7 @@ function lineSet(lines: string[]): Set<string> {
   return new Set(lines.map((l) => l.trim()).filter((l) => l.length > 0));
 }
 
-export function jaccard(a: Set<string>, b: Set<string>): number {
+function jaccard(a: Set<string>, b: Set<string>): number {
   if (a.size === 0 && b.size === 0) return 1;
   let inter = 0;
   for (const x of a) if (b.has(x)) inter++;

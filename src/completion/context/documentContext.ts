@@ -23,7 +23,7 @@ export interface WindowBudget {
 export const STICKY_PREFIX_FACTOR = 1.5;
 
 /** A single line longer than this is cut around the cursor (minified files, 10 MB one-liners). */
-export const MAX_LINE_CHARS = 4000;
+const MAX_LINE_CHARS = 4000;
 
 /**
  * Builds the text windows around the cursor. The suffix is cut from the bottom; the prefix keeps as many

@@ -15,7 +15,7 @@ export function scoreSuggestion(
   return { confidence: confidence(cal, features), features };
 }
 
-export function gateInput(text: string, seq: Sequence, ctx: DocumentContext, languageId: string) {
+function gateInput(text: string, seq: Sequence, ctx: DocumentContext, languageId: string) {
   return {
     text,
     raw: seq.text,

@@ -43,7 +43,7 @@ export type LatestEdit = RecentEdit & { atMs: number };
  * is not kept: a pasted file tells the model nothing in 40 lines. Context is `contextLines` whole lines a side,
  * at most `contextChars`.
  */
-export const DEFAULT_HISTORY_LIMITS = {
+const DEFAULT_HISTORY_LIMITS = {
   maxEditsPerDocument: 16,
   maxDocuments: 3,
   maxTotalChars: 20_000,

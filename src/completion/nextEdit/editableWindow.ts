@@ -35,7 +35,7 @@ export interface WindowLimits {
   maxWindowChars: number;
 }
 
-export const DEFAULT_WINDOW_LIMITS: WindowLimits = { linesAbove: 10, linesBelow: 10, maxLineChars: 1_000, maxWindowChars: 4_000 };
+const DEFAULT_WINDOW_LIMITS: WindowLimits = { linesAbove: 10, linesBelow: 10, maxLineChars: 1_000, maxWindowChars: 4_000 };
 
 interface LineSpan {
   start: number;

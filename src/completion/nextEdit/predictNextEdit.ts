@@ -38,7 +38,7 @@ export type NextEditOutcome =
  * lines legitimately), and room for the window plus some added lines. The time budget bounds a slow model: a
  * truncated answer keeps only what matches the window, so it is safe.
  */
-export function nextEditDecodeOptions(windowChars: number): Partial<DecodeOptions> {
+function nextEditDecodeOptions(windowChars: number): Partial<DecodeOptions> {
   return {
     temperature: 0,
     maxNewTokens: Math.min(1024, Math.ceil(windowChars / 2.5) + 96),

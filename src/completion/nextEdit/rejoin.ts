@@ -9,7 +9,7 @@
  */
 
 /** Lines the answer must have rejoined the window for. */
-export const REJOIN_LINES = 3;
+const REJOIN_LINES = 3;
 /** A run counts only when two of its lines have at least this many non-blank characters. */
 const SUBSTANTIAL_CHARS = 6;
 const SUBSTANTIAL_LINES = 2;

@@ -24,7 +24,7 @@ export const MAX_MIDDLE_CHARS = 1000;
  * FIM training shows the model anyway (middles are random spans), and on the eval sets the lines just above
  * the cursor, next to what is generated, raised how often the default model is right (README, Quality).
  */
-export function splitMiddle(ctx: DocumentContext): { prefix: string; middle: string } {
+function splitMiddle(ctx: DocumentContext): { prefix: string; middle: string } {
   let lines = 0;
   for (let i = ctx.prefix.indexOf('\n'); i >= 0; i = ctx.prefix.indexOf('\n', i + 1)) lines++;
   const cursorLine = ctx.prefixStartLine + lines;
@@ -89,7 +89,7 @@ export function buildPrompt(ctx: DocumentContext, template: FimTemplate | null, 
  * A path as the models saw paths in training: with `/`. VS Code gives workspace-relative paths with `\` on
  * Windows, which would make the same project's prompt differ by platform (and waste tokens on `\`).
  */
-export function promptPath(p: string): string {
+function promptPath(p: string): string {
   return p.replace(/\\/g, '/');
 }
 
@@ -97,7 +97,7 @@ const HASH_COMMENT = new Set(['python', 'shellscript', 'ruby', 'perl', 'r', 'yam
 const DASH_COMMENT = new Set(['sql', 'lua', 'haskell', 'elm']);
 
 /** Extra context as line comments in the current file's language: `// Path: x.ts` and each code line commented. */
-export function commentedContext(extra: readonly ExtraChunk[], languageId = ''): string {
+function commentedContext(extra: readonly ExtraChunk[], languageId = ''): string {
   const mark = HASH_COMMENT.has(languageId) ? '#' : DASH_COMMENT.has(languageId) ? '--' : '//';
   const out: string[] = [];
   for (const c of extra) {

@@ -42,7 +42,7 @@ export function syntaxProbe(refiner: SyntaxRefiner | null, w: SyntaxWindow): Syn
 }
 
 /** The cut after the first top-level declaration the result writes, when no block holds its first code. */
-export function topLevelCut(root: Node, text: string, insStart: number, blocks: ReadonlySet<string>): BlockCut | null {
+function topLevelCut(root: Node, text: string, insStart: number, blocks: ReadonlySet<string>): BlockCut | null {
   const lead = text.search(/\S/);
   if (lead < 0) return null;
   const p = insStart + lead;

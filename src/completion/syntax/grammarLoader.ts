@@ -12,13 +12,13 @@ interface WasmEntry {
 }
 
 /** Folder esbuild.js copies the .wasm files into, next to the bundle (dist/tree-sitter/). */
-export const BUNDLED_WASM_FOLDER = 'tree-sitter';
+const BUNDLED_WASM_FOLDER = 'tree-sitter';
 
 /**
  * Where a .wasm file is: in `wasmDir` when given; else next to the bundle (dist/tree-sitter/, where
  * __dirname is dist/), else in its npm package (tsc output in out/, tests, bench).
  */
-export function wasmPath(entry: WasmEntry, wasmDir?: string): string {
+function wasmPath(entry: WasmEntry, wasmDir?: string): string {
   const file = path.basename(entry.path);
   if (wasmDir) return path.join(wasmDir, file);
   const bundled = path.join(__dirname, BUNDLED_WASM_FOLDER, file);

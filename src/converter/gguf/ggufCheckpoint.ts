@@ -31,7 +31,7 @@ const LAYER_PARTS: Record<string, string> = {
 const STARCODER2_PARTS: Record<string, string> = { ...LAYER_PARTS, ffn_up: 'mlp.c_fc', ffn_down: 'mlp.c_proj' };
 const TOP_LEVEL: Record<string, string> = { token_embd: 'model.embed_tokens', output_norm: 'model.norm', output: 'lm_head' };
 
-export function huggingFaceName(ggufName: string, arch?: string): string | undefined {
+function huggingFaceName(ggufName: string, arch?: string): string | undefined {
   const m = /^blk\.(\d+)\.([a-z_]+)\.(weight|bias)$/.exec(ggufName);
   if (m) {
     const part = (arch === 'starcoder2' ? STARCODER2_PARTS : LAYER_PARTS)[m[2]];

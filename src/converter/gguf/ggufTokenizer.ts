@@ -79,7 +79,7 @@ const PRESETS: Record<string, Preset> = {
   'gpt-2': { normalizer: null, preTokenizer: byteLevel(true, true), ignoreMerges: false },
 };
 
-export const TOKENIZER_PRESETS: readonly string[] = Object.keys(PRESETS);
+const TOKENIZER_PRESETS: readonly string[] = Object.keys(PRESETS);
 
 export interface RebuiltTokenizer {
   tokenizerJson: Record<string, unknown>;

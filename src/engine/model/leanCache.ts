@@ -11,7 +11,7 @@ const CAP_STEP = 256;
  * values [batch, kvHeads, cap, headDim], fed to the graph as inputs (onnxruntime does not copy inputs) and
  * filled by the runtime from the graph's `new_kv` rows. Cropping only moves the length: nothing is copied.
  */
-export class LeanStore {
+class LeanStore {
   readonly keys: Float32Array[] = [];
   readonly values: Float32Array[] = [];
   private feedsCache: Record<string, Tensor> | null = null;

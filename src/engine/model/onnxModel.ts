@@ -50,7 +50,7 @@ export function defaultThreads(weightBytes = Infinity): number {
  * threads on 2 cores, 128 cached tokens, 8 interleaved rounds: 51.2 against 49.1 tokens/s decode, 1.93
  * against 1.80 cores busy while generating (3% more CPU per token).
  */
-export function threadingEntries(threads: number): Record<string, unknown> {
+function threadingEntries(threads: number): Record<string, unknown> {
   return {
     session: {
       intra_op: { allow_spinning: threads > 1 ? '1' : '0' },

@@ -15,7 +15,7 @@ import { ModelFolderError } from '../shared/errors';
  * model's session opens); a pathological one does not finish at all, so the deadline is far above any
  * machine's time for a real one.
  */
-export const PROBE_DEADLINE_MS = 10_000;
+const PROBE_DEADLINE_MS = 10_000;
 
 const UNITS = ['a', 'A', '0', ' ', '\t', '\n', '\r\n', '_', '.', '(', '"', '#', 'é', '中', '😀', 'a ', 'a.', ' \n'];
 /** Exponential blow-ups show within a few dozen characters: every unit, 64 characters long. */

@@ -27,7 +27,7 @@ export const NATIVE_LOAD_ERROR = 'NativeLoadError';
 const TEAM_SERVER = 'or set "ghostline.backend" to a team server (llama.cpp, OpenAI-compatible or Ollama), which needs no native code';
 
 /** Microsoft's permanent link to the latest supported Visual C++ Redistributable for Visual Studio 2015-2022. */
-export function vcRedistUrl(arch: string): string {
+function vcRedistUrl(arch: string): string {
   return `https://aka.ms/vs/17/release/vc_redist.${arch === 'arm64' ? 'arm64' : 'x64'}.exe`;
 }
 

@@ -199,7 +199,7 @@ export function gpuOpenFailure(err: unknown, api: string): string {
 }
 
 /** Milliseconds of the measured workload on one device. */
-export function workloadMs(t: DeviceTiming, prefillTokens: number, decodeTokens: number): number {
+function workloadMs(t: DeviceTiming, prefillTokens: number, decodeTokens: number): number {
   return t.prefillMsPerToken * prefillTokens + t.decodeMsPerToken * decodeTokens;
 }
 

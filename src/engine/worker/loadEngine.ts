@@ -3,7 +3,7 @@ import { readNativeRequirements } from '../shared/nativeRequirements';
 import { explainNativeLoad, NATIVE_LOAD_ERROR, nativeLoadMessage, type NativeLoadFailure } from '../shared/nativeLoad';
 
 /** A failed load of onnxruntime-node's native code: the OS message, the file it names and what to do. */
-export class NativeLoadError extends Error {
+class NativeLoadError extends Error {
   constructor(readonly failure: NativeLoadFailure) {
     super(nativeLoadMessage(failure));
     this.name = NATIVE_LOAD_ERROR;

@@ -14,7 +14,7 @@ import type { NextEditDecorations } from './nextEditDecorations';
 /** The pause after an edit before a next edit is asked for: typing on cancels it, so bursts cost nothing. */
 const DEBOUNCE_MS = 300;
 /** The context key the Tab and Esc keybindings read. */
-export const SHOWN_KEY = 'ghostline.nextEditShown';
+const SHOWN_KEY = 'ghostline.nextEditShown';
 
 interface Shown {
   editor: vscode.TextEditor;
@@ -23,7 +23,7 @@ interface Shown {
 }
 
 /** What happened to next edits this session, for Show Stats. */
-export class NextEditStats {
+class NextEditStats {
   requested = 0;
   shown = 0;
   jumped = 0;

@@ -68,7 +68,7 @@ export class NextEditDecorations implements vscode.Disposable {
 }
 
 /** One line of the inserted text: line breaks as "⏎", long text cut with "…". */
-export function preview(text: string): string {
+function preview(text: string): string {
   const one = text.replace(/\r?\n/g, ' ⏎ ');
   return one.length > PREVIEW_CHARS ? `${one.slice(0, PREVIEW_CHARS - 1)}…` : one;
 }

@@ -12,9 +12,9 @@ export interface Declaration {
 }
 
 /** Bodies of at most this many lines are shown whole; longer ones are elided. */
-export const SHORT_BODY_LINES = 6;
+const SHORT_BODY_LINES = 6;
 /** A class or type summary is cut after this many lines. */
-export const MAX_SUMMARY_LINES = 60;
+const MAX_SUMMARY_LINES = 60;
 
 /** The top-level declarations of a parsed file by name (`default` for a default export), in file order. */
 export function declarationsOf(root: Node, lang: SourceLanguage): Map<string, Declaration> {

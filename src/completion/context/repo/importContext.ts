@@ -24,7 +24,7 @@ const IMPORT_TAIL_LINES = 40;
  * The file from its start to just past its last import line: the imports of a TypeScript/JavaScript file are at
  * its top, and Python's lazy imports inside functions are still found. The file's own text below is not parsed.
  */
-export function importSection(text: string): string {
+function importSection(text: string): string {
   const lines = text.split('\n');
   let last = -1;
   for (let i = 0; i < lines.length; i++) if (lines[i].length < 1000 && IMPORT_LINE.test(lines[i])) last = i;
@@ -101,7 +101,7 @@ export async function importSnippets(file: CursorFile, index: ModuleIndex, signa
 }
 
 /** Where `name` is declared, starting at module `path` and following what it imports or re-exports under that name. */
-export async function findDeclaration(index: ModuleIndex, path: string, name: string, hops: number, visited: Set<string>): Promise<Found | null> {
+async function findDeclaration(index: ModuleIndex, path: string, name: string, hops: number, visited: Set<string>): Promise<Found | null> {
   const key = `${path}#${name}`;
   if (hops > MAX_HOPS || visited.has(key)) return null;
   visited.add(key);

@@ -2,7 +2,7 @@ import { identifierSet, jaccardOf } from './identifiers';
 import type { ContextSnippet } from './snippet';
 
 /** Lines per window of a candidate file, and the step between windows (Copilot's neighbouring-tab windows are about this size). */
-export const WINDOW_LINES = 20;
+const WINDOW_LINES = 20;
 const WINDOW_STEP = 10;
 /** Below this similarity a window is noise, however it ranks. */
 const MIN_SIMILARITY = 0.12;
