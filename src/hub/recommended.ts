@@ -303,6 +303,14 @@ export const RECOMMENDED_MODELS: readonly RecommendedModel[] = [
   // `key_value` cache in its decoder_model_* files; users can still enter any repo id.
 ];
 
+/**
+ * Whether a catalog entry is an int8 export (Optimum's `model_quantized.onnx`, `model_int8.onnx`, ...), whose
+ * matrix products have no WebGPU kernel (engine/model/gpuKernels.ts): on a GPU they still run on the CPU.
+ */
+export function hasCpuOnlyProducts(m: RecommendedModel): boolean {
+  return m.kind === 'onnx' && m.files.some((f) => /(^|[/_])(quantized|u?int8)\.onnx$/.test(f.path));
+}
+
 export function findRecommended(repo: string): RecommendedModel | undefined {
   return RECOMMENDED_MODELS.find((m) => m.repo.toLowerCase() === repo.toLowerCase());
 }

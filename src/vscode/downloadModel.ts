@@ -5,7 +5,7 @@ import { formatBytes, formatDuration } from '../hub/format';
 import { listRepoFiles } from '../hub/hubClient';
 import { HubError } from '../hub/hubErrors';
 import { type InstalledModel, listInstalledModels, listPartialDownloads } from '../hub/installedModels';
-import { findRecommended, type ModelFile, pickGgufFile, pickModelFiles, RECOMMENDED_MODELS } from '../hub/recommended';
+import { findRecommended, hasCpuOnlyProducts, type ModelFile, pickGgufFile, pickModelFiles, RECOMMENDED_MODELS } from '../hub/recommended';
 import { parseRepoRef, repoIdProblem } from '../hub/repoRef';
 import { checkpointCommand } from './checkpointCommand';
 import { downloadTransport } from './config';
@@ -22,6 +22,9 @@ import { type DownloadRequest, type ModelCommandDeps, offerModel, progressMessag
 export type { DownloadRequest, ModelCommandDeps } from './installFlow';
 
 type ModelPick = vscode.QuickPickItem & { repo?: string; custom?: boolean };
+
+/** Said of an int8 export where it is picked, not only in Show Stats once it runs. */
+const CPU_ONLY_PRODUCTS = 'On a GPU its int8 products still run on the CPU; the converted checkpoints run there.';
 
 /** Installed models with sizes, for the Select Model quick pick. */
 export function installedModelItems(context: vscode.ExtensionContext): (vscode.QuickPickItem & { dir: string; model: InstalledModel })[] {
@@ -71,7 +74,7 @@ async function pickModel(context: vscode.ExtensionContext): Promise<{ repo: stri
     items.push({
       label: `${installed.has(m.repo.toLowerCase()) ? '$(check)' : '$(cloud-download)'} ${m.label}`,
       description: `${m.repo} · ~${formatBytes(m.approxBytes)} · ${m.license}${state}`,
-      detail: `${m.description}${m.fim ? '' : ' No trained FIM.'}${m.verified === 'unverified' ? ' (file names not verified)' : ''}`,
+      detail: `${m.description}${m.fim ? '' : ' No trained FIM.'}${hasCpuOnlyProducts(m) ? ` ${CPU_ONLY_PRODUCTS}` : ''}${m.verified === 'unverified' ? ' (file names not verified)' : ''}`,
       repo: m.repo,
     });
   }

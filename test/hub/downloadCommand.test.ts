@@ -22,7 +22,7 @@ interface Call {
 const calls: Call[] = [];
 const settings = new Map<string, unknown>();
 const secrets = new Map<string, string>();
-let quickPick: (items: { label: string; repo?: string; custom?: boolean }[]) => unknown;
+let quickPick: (items: { label: string; repo?: string; custom?: boolean; detail?: string }[]) => unknown;
 let inputBox: (opts: { validateInput?: (v: string) => string | undefined }) => string | undefined;
 /** The answer to an information prompt: the first of these that starts one of its buttons. */
 let infoAnswer: string | string[] | undefined;
@@ -184,6 +184,11 @@ test('a recommended model: picked, downloaded with progress, then switched to', 
       items.some((i) => i.custom),
       'offers a repo id',
     );
+    // The int8 export says where it is picked that a GPU does not run its products; a converted checkpoint does not.
+    const detail = (repo: string) => items.find((i) => i.repo === repo)?.detail ?? '';
+    assert.match(detail(QWEN), /On a GPU its int8 products still run on the CPU/);
+    assert.doesNotMatch(detail('Qwen/Qwen2.5-Coder-0.5B'), /GPU/);
+    assert.doesNotMatch(detail('HuggingFaceTB/SmolLM2-135M-Instruct'), /GPU/, 'a q4 export runs on the GPU');
     return items.find((i) => i.repo === QWEN);
   };
   infoAnswer = 'Use Model';
