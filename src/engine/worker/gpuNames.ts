@@ -91,7 +91,10 @@ export function windowsGpuNames(stdout: string): string[] {
     .filter((l) => l && !/^Microsoft (Basic|Remote) (Display|Render)/i.test(l));
 }
 
-/** "NVIDIA GeForce RTX 3060", or "one of A, B" when the machine has several (the provider opened one of them). */
+/**
+ * "NVIDIA GeForce RTX 3060", or "one of A, B" when the machine has several: the provider asks Dawn for the
+ * high-performance adapter (onnxruntime's webgpu_context.cc), but which one that is only the driver knows.
+ */
 export function describeGpuNames(names: readonly string[]): string | undefined {
   const unique = [...new Set(names)];
   if (unique.length === 0) return undefined;
