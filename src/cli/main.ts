@@ -23,7 +23,7 @@ const USAGE = `ghostline: local code completion engine (headless)
   ghostline generate [--model DIR] (--prompt TEXT | --prompt-file F) [--max-new-tokens N]
                      [--temperature T] [--top-k K] [--top-p P] [--min-p P] [--repetition-penalty R]
                      [--repetition-window N] [--copy-bias B] [--num-beams B] [--num-return-sequences N] [--seed S] [--stop STR]...
-                     [--max-lines N] [--time-budget-ms MS] [--speculative-tokens N] [--[no-]ignore-eos]
+                     [--max-lines N] [--time-budget-ms MS] [--partial-line-ms MS] [--speculative-tokens N] [--[no-]ignore-eos]
                      [--[no-]token-healing] [--[no-]stop-on-loop] [--[no-]stop-on-special-tokens] [--threads N]
                      [--device auto|cpu|gpu] [--json]
   ghostline serve-stdio [--model DIR] [--threads N] [--device auto|cpu|gpu]

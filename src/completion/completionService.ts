@@ -237,14 +237,16 @@ export class CompletionService {
     this.inflight = job;
     job.attach(signal);
     const place = placeOf(req, ctx, this.syntax ?? null);
-    // A block's first line is shown as soon as it is written; the rest goes on into the cache (see below).
-    const early = mode === 'block' && alternatives === 1;
+    // A block's first line is shown as soon as it is written, and any first line still being written after
+    // partialLineMs as far as it got; the rest goes on into the cache (see below). A one-line answer's complete
+    // line is its end, so only a partial one comes early.
+    const early = alternatives === 1 && (mode === 'block' || (options.partialLineMs ?? 0) > 0);
     let firstLine: (line: FirstLine) => void = () => undefined;
     const firstLineWritten = new Promise<FirstLine>((resolve) => (firstLine = resolve));
     const generation = this.generator.generate(built.prompt, options, {
       signal: job.controller.signal,
       onText: (d) => job.append(d),
-      onFirstLine: early ? (line) => firstLine(line) : undefined,
+      onFirstLine: early ? (line) => (mode === 'block' || line.partial) && firstLine(line) : undefined,
       infill,
     });
     const calibration = this.model().calibration;
@@ -256,10 +258,12 @@ export class CompletionService {
       if (best < 0) return { items, confidence: null };
       return { ...scoredSuggestion(r.sequences[best], processed[best], place, calibration), items };
     });
-    // The first line as a suggestion of its own: through the same stages as a one-line answer the model ended there.
-    job.early = firstLineWritten.then((line) =>
-      scoredSuggestion({ ...line, finishReason: 'stop', logprob: Number.NaN, tokens: [] }, suggestionText(line.text, 'stop', place), place, calibration),
-    );
+    // The first line as a suggestion of its own: through the same stages as a one-line answer the model ended
+    // there, or, partial, one cut off by the time budget.
+    job.early = firstLineWritten.then((line) => {
+      const finishReason = line.partial ? 'time' : 'stop';
+      return scoredSuggestion({ ...line, finishReason, logprob: Number.NaN, tokens: [] }, suggestionText(line.text, finishReason, place), place, calibration);
+    });
     // The result is cached when the generation ends, even after this caller has gone: the next keystroke
     // (which may have attached to it) or a return to this place then costs nothing.
     const settled = Promise.all([generation, job.promise])
@@ -273,16 +277,17 @@ export class CompletionService {
         job.settle();
         if (this.inflight === job) this.inflight = null;
       });
-    // A block's first line, when the gate would show it, is the answer now: the user sees it while the rest is
-    // written, and the whole block, cached when it ends, is what the next request here gets (`fuller` says when).
+    // A block's first line (or a partial first line), when the gate would show it, is the answer now: the user
+    // sees it while the rest is written, and the whole answer, cached when it ends, is what the next request
+    // here gets (`fuller` says when).
     if (early) {
       const first = await untilAborted(Promise.race([settled.then(() => null), job.early]), signal, null);
       if (first && this.gate(first.items, first.confidence, req.explicit).items.length > 0) {
         const fuller = settled.then(({ r }) => r.finishReason !== 'cancelled').catch(() => false);
         return { ...first, raw: job.streamed, source: 'model', prompt: promptText(built.prompt), cancelled: false, fuller };
       }
-      // A first line the gate holds back is the answer too: the block would start with that same line, so it
-      // is not waited for (seconds on a CPU) and the generation stops. Remembered here as held back.
+      // A first line the gate holds back is the answer too: the whole answer would start with that same text,
+      // so it is not waited for (seconds on a CPU) and the generation stops. Remembered here as held back.
       if (first && first.items.length > 0 && first.confidence !== null && !req.explicit && !signal?.aborted) {
         job.abort();
         this.cache.set(hash, ctx.linePrefix, first);

@@ -132,6 +132,22 @@ export const PRESET_TABLE: readonly PresetRow[] = [
       },
     },
   },
+  // Inline only: Generate from Selection streams its text into a diff as it is written.
+  {
+    key: 'partialLineMs',
+    inline: {
+      default: 1000,
+      setting: {
+        ...spec(
+          'inline.partialLineMs',
+          "When a suggestion's first line is still being written this many milliseconds after the request started, show it as far as its last whole word; the rest follows when written (0: wait for the whole line).",
+          0,
+          10000,
+        ),
+        type: 'integer',
+      },
+    },
+  },
   {
     key: 'speculativeTokens',
     inline: { default: 8, setting: speculative },

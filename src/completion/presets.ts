@@ -17,6 +17,7 @@ export type Preset = Pick<
   | 'maxNewTokens'
   | 'maxLines'
   | 'timeBudgetMs'
+  | 'partialLineMs'
   | 'stop'
   | 'seed'
   | 'speculativeTokens'

@@ -1,6 +1,7 @@
 import type { DecodeOptions } from '../engine/shared/decodeOptions';
 import { TextStopper } from '../engine/shared/textStopper';
-import { type FinishReason, type FirstLine, firstLineEnd, type GenerationStats, type Sequence } from '../engine/shared/types';
+import { firstLineToShow } from '../engine/shared/firstLineToShow';
+import type { FinishReason, FirstLine, GenerationStats, Sequence } from '../engine/shared/types';
 import type { Chunk } from './protocols';
 import { ServerError } from './serverErrors';
 import { HealedPrefix, healedLogprob } from './serverHealing';
@@ -48,7 +49,7 @@ export class StreamedCompletion {
 
   constructor(
     private readonly opts: DecodeOptions,
-    startedAt: number,
+    private readonly startedAt: number,
     /** The text held back for token healing, which the answer must write first ('' when none). */
     private readonly healed: string,
     sinks: StreamSinks = {},
@@ -83,7 +84,7 @@ export class StreamedCompletion {
       this.finish = 'stop';
       return;
     }
-    this.emit(this.stopper.push(past, now));
+    this.emit(this.stopper.push(past, now), now);
     if (this.stopper.finishReason) this.finish = this.stopper.finishReason;
     else if (chunk.done) this.finish = chunk.finish ?? 'eos';
     // A server that ignores max_tokens (or floods) is cut off: no token is this long.
@@ -96,7 +97,8 @@ export class StreamedCompletion {
    * the local engine does, the one a stop rule fired on (its text may be all stop string: a newline).
    */
   result(aborted: boolean): StreamedResult {
-    if (!this.stopper.finishReason) this.emit(this.stopper.flush());
+    // Held-back text at the end is no line still being written: never partial.
+    if (!this.stopper.finishReason) this.emit(this.stopper.flush(), this.startedAt);
     if (!this.finish && !aborted) throw new ServerError('the server cut the stream off before the end of the answer', true);
     const ends = this.tokenTextEnds;
     let kept = ends.findIndex((_, i) => (i === 0 ? 0 : ends[i - 1]) >= this.text.length);
@@ -113,16 +115,14 @@ export class StreamedCompletion {
     return { seq, stats: this.stats, streamedTokens: this.tokenLogprobs.length };
   }
 
-  private emit(delta: string): void {
+  private emit(delta: string, now: number): void {
     if (!delta) return;
     this.text += delta;
     this.onText?.(delta);
-    const onFirstLine = this.onFirstLine;
-    const end = onFirstLine ? firstLineEnd(this.text) : -1;
-    if (onFirstLine && end >= 0) {
-      // The tokens up to the one that wrote the newline, as the local engine reports them.
-      const k = this.tokenTextEnds.findIndex((e) => e > end) + 1 || this.tokenTextEnds.length;
-      onFirstLine({ text: this.text.slice(0, end), tokenLogprobs: this.tokenLogprobs.slice(0, k), tokenTextEnds: this.tokenTextEnds.slice(0, k) });
+    // The line and its tokens as the local engine reports them.
+    const line = this.onFirstLine ? firstLineToShow(this.text, this.tokenLogprobs, this.tokenTextEnds, now - this.startedAt, this.opts.partialLineMs) : null;
+    if (this.onFirstLine && line) {
+      this.onFirstLine(line);
       this.onFirstLine = undefined;
     }
   }

@@ -318,3 +318,43 @@ test("service: a block's first line is the answer as soon as it is written; the 
   gen.calls[1].finish();
   assert.equal((await line).fuller, undefined);
 });
+
+test('service: a first line still being written after partialLineMs is the answer as far as its last word; the whole line follows', async () => {
+  const gen = new FakeGenerator();
+  const svc = service(gen);
+  // One line (code after the cursor): its complete line is the answer's end, so only a partial one comes early.
+  const called = gen.nextCall();
+  const first = svc.complete(request('total = compute()', 16));
+  await called;
+  const budget = gen.calls[0].options.partialLineMs ?? 0;
+  assert.equal(budget, settings.preset.partialLineMs);
+  assert.ok(budget > 0, 'the inline preset shows partial lines');
+  let answered = false;
+  void first.then(() => (answered = true));
+  gen.calls[0].stream('prices, discou', budget - 1);
+  await attached();
+  assert.equal(answered, false, 'not before partialLineMs');
+  gen.calls[0].stream('nt', budget);
+  await attached();
+  assert.equal(answered, true, 'answered while the line is still being written');
+  const r1 = await first;
+  assert.deepEqual(r1.items, ['prices,'], 'cut where the last whole word ends, not inside "discount"');
+  assert.ok(r1.fuller, 'with a promise of the whole line');
+  assert.equal(gen.calls[0].signal?.aborted, false, 'the line is still being written');
+  gen.calls[0].stream('_rate');
+  gen.calls[0].finish('prices, discount_rate');
+  assert.equal(await r1.fuller, true);
+  assert.deepEqual(svc.peek(request('total = compute()', 16))?.items, ['prices, discount_rate'], 'the whole line, from the cache');
+  assert.equal(gen.calls.length, 1);
+
+  // With partialLineMs 0 a one-line answer comes only when it is whole.
+  const patient = service(gen, { ...settings, preset: { ...settings.preset, partialLineMs: 0 } });
+  const called2 = gen.nextCall();
+  const second = patient.complete(request('y = g()', 6));
+  await called2;
+  gen.calls[1].stream('alpha, be', 60_000);
+  gen.calls[1].finish('alpha, beta');
+  const r2 = await second;
+  assert.deepEqual(r2.items, ['alpha, beta']);
+  assert.equal(r2.fuller, undefined);
+});

@@ -1,7 +1,8 @@
 import { cancelledResult, emptyStats } from '../../src/engine/shared/cancelledResult';
 import type { DecodeOptions } from '../../src/engine/shared/decodeOptions';
 import { promptText, type Prompt } from '../../src/engine/shared/prompt';
-import { firstLineEnd, type GenerateHooks, type GenerateResult } from '../../src/engine/shared/types';
+import { firstLineToShow } from '../../src/engine/shared/firstLineToShow';
+import type { GenerateHooks, GenerateResult } from '../../src/engine/shared/types';
 import type { Generator } from '../../src/completion/generator';
 
 export interface FakeCall {
@@ -11,8 +12,8 @@ export interface FakeCall {
   /** Set when the call's signal aborted (ms since the fake was made). */
   abortedAt?: number;
   startedAt: number;
-  /** Streams more text to the caller. */
-  stream(text: string): void;
+  /** Streams more text to the caller, `elapsedMs` after the request started (for `partialLineMs`). */
+  stream(text: string, elapsedMs?: number): void;
   /** Finishes the generation with everything streamed so far (or `text`), one token per character, each of log-probability `logprob`. */
   finish(text?: string, logprob?: number): void;
 }
@@ -53,17 +54,15 @@ export class FakeGenerator implements Generator {
         options,
         signal: hooks.signal,
         startedAt: performance.now() - this.t0,
-        stream: (t) => {
+        stream: (t, elapsedMs = 0) => {
           streamed += t;
           hooks.onText?.(t);
-          // One token per character, as finish() reports them.
-          const end = firstLineEnd(streamed);
-          if (onFirstLine && end >= 0) {
-            onFirstLine({
-              text: streamed.slice(0, end),
-              tokenLogprobs: Array(end + 1).fill(this.logprob),
-              tokenTextEnds: Array.from({ length: end + 1 }, (_, i) => i + 1),
-            });
+          // One token per character, as finish() reports them; the engine's own rule for what shows.
+          const n = streamed.length;
+          const ends = Array.from({ length: n }, (_, i) => i + 1);
+          const line = onFirstLine ? firstLineToShow(streamed, Array(n).fill(this.logprob), ends, elapsedMs, options.partialLineMs ?? 0) : null;
+          if (onFirstLine && line) {
+            onFirstLine(line);
             onFirstLine = undefined;
           }
         },

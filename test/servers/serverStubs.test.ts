@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import type * as http from 'node:http';
 import { test } from 'node:test';
+import type { FirstLine } from '../../src/engine/shared/types';
 import { ALTERNATIVE_MIN_TEMPERATURE, ServerGenerator } from '../../src/servers/serverGenerator';
 import { retryAfterMs, ServerError } from '../../src/servers/serverErrors';
 import { HealthCheckedGenerator } from '../../src/servers/healthCheckedGenerator';
@@ -572,6 +573,31 @@ test('a server that ignores max_tokens is cut off by the client at a bound on ch
     const r = await new ServerGenerator({ kind: 'openai', url: srv.url, timeoutMs: 20_000 }).generate('p', { maxNewTokens: 4, maxLines: 0 });
     assert.equal(r.finishReason, 'length');
     assert.ok(r.text.length > 0 && r.text.length <= 4 * 64 + 2, String(r.text.length));
+  } finally {
+    await srv.close();
+  }
+});
+
+test('with partialLineMs, a first line still streaming is reported as far as a word end, as the local engine does', async () => {
+  const srv = await stubServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const tok = (content: string, logprob: number) => sse({ content, stop: false, completion_probabilities: [{ token: content, logprob }] });
+    // Later than partialLineMs (1 ms) after the request, whatever the machine.
+    setTimeout(() => {
+      res.write(tok('x = compute(prices', -0.5));
+      res.write(tok(', disc', -0.25));
+      res.write(tok('ount)\n', -0.125));
+      res.end(sse({ content: '', stop: true, stop_type: 'eos' }));
+    }, 20);
+  });
+  try {
+    const lines: FirstLine[] = [];
+    const gen = new ServerGenerator({ kind: 'llama.cpp', url: srv.url, timeoutMs: 5000 });
+    const r = await gen.generate('p', { maxLines: 1, stop: [], partialLineMs: 1 }, { onFirstLine: (l) => lines.push(l) });
+    assert.equal(r.text, 'x = compute(prices, discount)');
+    // "prices" might go on in the next token, so nothing shows until ", disc" ends it; "disc" is unfinished, so the
+    // line is cut at the end of the first token.
+    assert.deepEqual(lines, [{ text: 'x = compute(prices', tokenLogprobs: [-0.5], tokenTextEnds: [18], partial: true }]);
   } finally {
     await srv.close();
   }

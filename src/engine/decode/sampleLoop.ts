@@ -2,7 +2,8 @@ import type { DecodeOptions } from '../shared/decodeOptions';
 import { verifyDraft, type SamplerChain } from './samplers/chain';
 import type { Prng } from './samplers/prng';
 import { TextStopper } from '../shared/textStopper';
-import { type FinishReason, type FirstLine, firstLineEnd } from '../shared/types';
+import { firstLineToShow } from '../shared/firstLineToShow';
+import type { FinishReason, FirstLine } from '../shared/types';
 import { StreamingDetokenizer } from './streamingDetokenizer';
 import type { Sequence } from '../shared/types';
 import { lookupDraft } from './promptLookup';
@@ -64,11 +65,10 @@ export async function sampleLoop(input: SampleLoopInput): Promise<Sequence> {
     if (!delta) return;
     text += delta;
     input.onText?.(delta);
-    const end = onFirstLine ? firstLineEnd(text) : -1;
-    if (onFirstLine && end >= 0) {
-      // The tokens up to the one that wrote the newline (emitted text is a prefix of the decoded text).
-      const k = tokenTextEnds.findIndex((e) => e > end) + 1 || tokenTextEnds.length;
-      onFirstLine({ text: text.slice(0, end), tokenLogprobs: tokenLogprobs.slice(0, k), tokenTextEnds: tokenTextEnds.slice(0, k) });
+    // Emitted text is a prefix of the decoded text, which tokenTextEnds measure.
+    const line = onFirstLine ? firstLineToShow(text, tokenLogprobs, tokenTextEnds, input.now() - input.startedAt, opts.partialLineMs) : null;
+    if (onFirstLine && line) {
+      onFirstLine(line);
       onFirstLine = undefined;
     }
   };

@@ -33,6 +33,12 @@ export interface DecodeOptions {
   maxLines: number;
   /** Once the first line is complete, stop when this many ms have passed (0: no budget). */
   timeBudgetMs: number;
+  /**
+   * When this many ms have passed since the request started and the first line is still being written, the
+   * `onFirstLine` hook gets it as far as its last whole word, marked partial (0: only a complete line). It
+   * stops nothing: generation goes on.
+   */
+  partialLineMs: number;
   /** Beam search width; 1 means sampling / greedy. */
   numBeams: number;
   /** Sequences returned (<= numBeams for beam search; independent samples otherwise). */

@@ -36,6 +36,7 @@ export const DECODE_TABLE: readonly OptionRow[] = [
   { key: 'stop', type: 'string[]', max: 64, maxLength: 256, default: [] },
   { key: 'maxLines', type: 'integer', min: 0, max: 10_000, default: 0 },
   { key: 'timeBudgetMs', type: 'number', min: 0, max: 3_600_000, default: 0 },
+  { key: 'partialLineMs', type: 'number', min: 0, max: 3_600_000, default: 0 },
   { key: 'numBeams', type: 'integer', min: 1, max: 16, default: 1 },
   { key: 'numReturnSequences', type: 'integer', min: 1, max: 16, default: 1 },
   { key: 'stopOnSpecialTokens', type: 'boolean', default: true },

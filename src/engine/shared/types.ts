@@ -77,8 +77,9 @@ export interface GenerateHooks {
   onStart?: () => void;
   /**
    * Called once, when the first sequence has written a line with code on it and the newline after it (a
-   * block's first line): its text so far and its tokens' log-probabilities, so a caller can show that line
-   * while the rest is written. Not called for beam search, nor when the answer ends first.
+   * block's first line), or when `partialLineMs` passed before that (the line so far, `partial`): its text and
+   * its tokens' log-probabilities, so a caller can show that line while the rest is written. Not called for
+   * beam search, nor when the answer ends first.
    */
   onFirstLine?: (line: FirstLine) => void;
   /** Tokens per prefill pass (default: the engine's prefillChunk). Smaller lets a cancel land sooner, at some speed. */
@@ -91,6 +92,8 @@ export interface FirstLine {
   /** Per token up to the one that holds that newline, as in a Sequence. */
   tokenLogprobs: number[];
   tokenTextEnds: number[];
+  /** The line is not complete: it was still being written when `partialLineMs` passed (firstLineToShow.ts). */
+  partial?: boolean;
 }
 
 /** Where `text`'s first line with code on it ends (the index of the newline after it), or -1 before it is complete. */
