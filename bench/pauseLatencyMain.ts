@@ -1,4 +1,4 @@
-// npm run bench:pause-latency [-- --threads N] [--quick] [--shapes 0.5b,1.5b]: the wait users feel, issue 24.
+// npm run bench:pause-latency [-- --threads N] [--quick] [--shapes 0.5b,1.5b] [--partial-line-ms N]: the wait users feel, issue 24.
 // 1. The default model types the replay files through the editor's pipeline; every request's length and stop
 //    reason is recorded (a real model's lengths), with the pause latency, completed/cancelled and the cost.
 // 2. The random-weight Qwen2.5-Coder 0.5B and 1.5B shapes (converted to q4 once, cached in the bench cache)
@@ -27,7 +27,9 @@ async function main() {
     0,
     quick ? 1 : 2,
   );
-  const replayOpts = { threads, charsPerFile: quick ? 120 : 400, gapMs: 150, pauseMs: 500, speculativeTokens: 0 };
+  // --partial-line-ms N: the inline preset's partialLineMs for every model (default: the product's).
+  const partialLineMs = arg('partial-line-ms') === undefined ? undefined : Number(arg('partial-line-ms'));
+  const replayOpts = { threads, charsPerFile: quick ? 120 : 400, gapMs: 150, pauseMs: 500, speculativeTokens: 0, partialLineMs };
   const loadavg = os.loadavg();
 
   log(`default model over ${files.length} files (records the lengths)`);

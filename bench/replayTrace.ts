@@ -1,6 +1,7 @@
 import type { Generator, BackendHooks } from '../src/completion/generator';
 import type { DecodeOptions } from '../src/engine/shared/decodeOptions';
 import type { Prompt } from '../src/engine/shared/prompt';
+import { firstLineToShow } from '../src/engine/shared/firstLineToShow';
 import type { FirstLine, GenerateResult } from '../src/engine/shared/types';
 
 /** What a real model generated for one request of the replay: its length and why it stopped. */
@@ -9,6 +10,11 @@ export interface TracedLength {
   finish: string;
   /** A block's first line as the real model reported it (its token count is when): replayed at that token. */
   firstLine?: FirstLine;
+  /**
+   * What the real model wrote, token by token: a slower shape reports the partial line the real model's text
+   * would give once `partialLineMs` have passed on the shape (firstLineToShow.ts).
+   */
+  written?: { text: string; tokenLogprobs: number[]; tokenTextEnds: number[] };
 }
 
 /** Per request key (`<file>#<keystroke>`, `prefetch:` before it for the prefetch that followed). */
@@ -59,7 +65,13 @@ export class TracingGenerator implements Generator {
     // has written as many tokens (one streamed piece a token), so the pipeline can show it as early.
     let firstLine: FirstLine | undefined;
     let streamed = 0;
+    let reported = false;
     const replayed = imposed?.firstLine;
+    const startedAt = performance.now();
+    const report = (line: FirstLine) => {
+      reported = true;
+      hooks?.onFirstLine?.(line);
+    };
     const inner: BackendHooks | undefined =
       hooks && imposed
         ? {
@@ -67,7 +79,11 @@ export class TracingGenerator implements Generator {
             onFirstLine: undefined,
             onText: (d) => {
               hooks.onText?.(d);
-              if (replayed && ++streamed === replayed.tokenLogprobs.length) hooks.onFirstLine?.(replayed);
+              streamed++;
+              if (reported) return;
+              if (replayed && streamed === replayed.tokenLogprobs.length) return report(replayed);
+              const partial = partialOfWritten(imposed.written, streamed, performance.now() - startedAt, opts.partialLineMs ?? 0);
+              if (partial) report(partial);
             },
           }
         : hooks && {
@@ -80,7 +96,13 @@ export class TracingGenerator implements Generator {
     const r = await this.inner.generate(prompt, opts, inner);
     this.generated += r.stats.generatedTokens;
     if (r.finishReason === 'cancelled') this.cancelledTokens += r.stats.generatedTokens;
-    else this.recorded[key] = { tokens: r.stats.generatedTokens, finish: r.finishReason, firstLine };
+    else
+      this.recorded[key] = {
+        tokens: r.stats.generatedTokens,
+        finish: r.finishReason,
+        firstLine,
+        written: { text: r.text, tokenLogprobs: r.tokenLogprobs, tokenTextEnds: r.tokenTextEnds },
+      };
     return r;
   }
 
@@ -93,4 +115,12 @@ export class TracingGenerator implements Generator {
     if (lengths.length > 0) this.median = { tokens: lengths[Math.floor(lengths.length / 2)], finish: 'median' };
     return this.median;
   }
+}
+
+/** The real model's partial first line after its first `tokens` tokens, `elapsedMs` into the shape's request, if one shows. */
+function partialOfWritten(written: TracedLength['written'], tokens: number, elapsedMs: number, partialLineMs: number): FirstLine | null {
+  if (!written || tokens > written.tokenTextEnds.length) return null;
+  const ends = written.tokenTextEnds.slice(0, tokens);
+  const line = firstLineToShow(written.text.slice(0, ends.at(-1) ?? 0), written.tokenLogprobs.slice(0, tokens), ends, elapsedMs, partialLineMs);
+  return line?.partial ? line : null;
 }

@@ -111,6 +111,8 @@ export async function typingReplay(
     pauseMs?: number;
     fixedNewTokens?: number;
     speculativeTokens?: number;
+    /** The inline preset's partialLineMs (default: the product's). */
+    partialLineMs?: number;
     prefetch?: boolean;
     /** A real model's lengths per request (from an earlier run's `lengths`): each request writes exactly that many tokens. */
     lengths?: LengthTrace;
@@ -129,6 +131,7 @@ export async function typingReplay(
   if (opts.fixedNewTokens) settings.preset = { ...settings.preset, maxNewTokens: opts.fixedNewTokens };
   if (opts.prefetch !== undefined) settings.prefetch = opts.prefetch;
   if (opts.speculativeTokens !== undefined) settings.preset = { ...settings.preset, speculativeTokens: opts.speculativeTokens };
+  if (opts.partialLineMs !== undefined) settings.preset = { ...settings.preset, partialLineMs: opts.partialLineMs };
   const traits = modelTraits(info);
   const syntax = new SyntaxRefiner();
   for (const f of files) await syntax.ready(languageOf(f));

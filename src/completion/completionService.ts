@@ -259,10 +259,13 @@ export class CompletionService {
       return { ...scoredSuggestion(r.sequences[best], processed[best], place, calibration), items };
     });
     // The first line as a suggestion of its own: through the same stages as a one-line answer the model ended
-    // there, or, partial, one cut off by the time budget.
+    // there. A partial one as a line cut off by the time budget, and without the syntax check: a line still
+    // being written cannot parse yet (an open string, an operator waiting for its operand); the whole line is
+    // checked when it is written, before the refresh shows it.
     job.early = firstLineWritten.then((line) => {
       const finishReason = line.partial ? 'time' : 'stop';
-      return scoredSuggestion({ ...line, finishReason, logprob: Number.NaN, tokens: [] }, suggestionText(line.text, finishReason, place), place, calibration);
+      const stages = line.partial ? { ...place, syntax: null } : place;
+      return scoredSuggestion({ ...line, finishReason, logprob: Number.NaN, tokens: [] }, suggestionText(line.text, finishReason, stages), place, calibration);
     });
     // The result is cached when the generation ends, even after this caller has gone: the next keystroke
     // (which may have attached to it) or a return to this place then costs nothing.
