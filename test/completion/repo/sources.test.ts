@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { type CursorFile, importSnippets } from '../../../src/completion/context/repo/importContext';
+import { type CursorFile, importSection, importSnippets } from '../../../src/completion/context/repo/importContext';
+import { declarationsOf } from '../../../src/completion/context/repo/declarationsOf';
+import { importsOf } from '../../../src/completion/context/repo/importsOf';
 import { ModuleIndex } from '../../../src/completion/context/repo/moduleIndex';
 import { SourceParser } from '../../../src/completion/context/repo/parseSource';
 import { similarSnippets } from '../../../src/completion/context/repo/similarSnippets';
@@ -53,6 +55,66 @@ test('imports (Python): __init__.py re-exports, aliases, a submodule imported fr
   const cart = got.find((s) => s.names?.includes('Cart'))!;
   assert.match(cart.text, /\n {4}def add_item\(self, name: str, price: float\) -> None: \.\.\.\n/, 'a long method is its signature, one line');
   assert.doesNotMatch(cart.text, /_secret/, 'private methods are left out');
+});
+
+/** The imports found for `text` as the file `rel` of the fixture workspace `root` (a file being edited: not on disk). */
+async function importsOfText(root: string, rel: string, text: string, line: number) {
+  const index = new ModuleIndex(new WorkspaceFiles(path.join(FIXTURES, root)), parser);
+  return importSnippets({ path: rel, text, lang: languageOfPath(rel)!, line }, index);
+}
+
+test('imports of a file being edited: an unclosed call or string below the imports, or above a lazy import, hides none of them', async () => {
+  const names = async (text: string, line: number) => (await importsOfText('py', 'shop/edited.py', text, line)).flatMap((s) => s.names ?? []).sort();
+  const imports = 'from shop import Cart\nfrom .pricing import apply_discount\n\n';
+  // Typing a call: the bracket is still open (tree-sitter then makes the whole module one ERROR node).
+  assert.deepEqual(await names(`${imports}def total(owner):\n    c = Cart(\n    return c\n`, 4), ['Cart', 'apply_discount']);
+  // A docstring being written.
+  assert.deepEqual(await names(`${imports}def total(owner):\n    """Sums\n    return Cart(owner)\n`, 4), ['Cart', 'apply_discount']);
+  // Code that does not parse above a lazy import inside a function.
+  const lazy = `from shop import Cart\n\ndef total(owner):\n    c = Cart(\n\ndef later():\n    from .pricing import apply_discount\n    return apply_discount(1, 2)\n`;
+  assert.deepEqual(await names(lazy, 3), ['Cart', 'apply_discount']);
+  // TypeScript: an unclosed call after a multi-line import.
+  const ts =
+    "import {\n  computeChecksumValue,\n} from './checksums';\nimport { Rectangle } from './geometry';\n\nconst r = new Rectangle(computeChecksumValue(\n";
+  const got = await importsOfText('ts', 'src/edited.ts', ts, 5);
+  assert.deepEqual(got.flatMap((s) => s.names ?? []).sort(), ['Rectangle', 'computeChecksumValue']);
+});
+
+test('import section: the import statements alone at their lines (brackets, continuation lines), the code between them left out', () => {
+  assert.equal(importSection('import a\nfrom b import (\n    c,\n    d,\n)\nx = f(\n'), 'import a\nfrom b import (\n    c,\n    d,\n)');
+  assert.equal(importSection('from b import c, \\\n    d\nprint("(")\n'), 'from b import c, \\\n    d');
+  assert.equal(importSection("import { a } from './a'; // (\nconst s = '{';\n"), "import { a } from './a'; // (");
+  assert.equal(importSection('import a\ndef f():\n    x = g(\n    from .b import (c,\n        d)\n'), 'import a\n\n\nfrom .b import (c,\n        d)');
+  assert.equal(importSection("export {\n  a,\n} from './a';\nlet x = [\n"), "export {\n  a,\n} from './a';");
+  assert.equal(importSection('x = 1\n'), '');
+});
+
+test('a file that does not parse as a whole (one unclosed bracket): its imports and the declarations that parsed are still found', async () => {
+  const summary = (text: string, lang: 'python' | 'typescript') =>
+    parser.withTree(text, lang, (root) => ({ imports: importsOf(root, lang), declarations: [...declarationsOf(root, lang).keys()] }));
+  // An unclosed call in a class body: tree-sitter makes the whole module one ERROR node.
+  const py = await summary(
+    'from .pricing import apply_discount\n\ndef before():\n    return 1\n\nclass After:\n    x = f(\n\n    def g(self):\n        pass\n',
+    'python',
+  );
+  assert.deepEqual(
+    py?.imports.map((r) => r.specifier),
+    ['.pricing'],
+  );
+  assert.ok(py?.declarations.includes('before'), `declarations: ${py?.declarations}`);
+  const ts = await summary("import { a } from './a';\nexport function before() {}\nconst x = f(\nexport function after() {}\n", 'typescript');
+  assert.deepEqual(
+    ts?.imports.map((r) => r.specifier),
+    ['./a'],
+  );
+  assert.ok(ts?.declarations.includes('before'), `declarations: ${ts?.declarations}`);
+});
+
+test('declarations of a compatibility module: names bound inside module-level try/except and if/else, the first binding shown', async () => {
+  const got = await importsOfText('py', 'legacy/use.py', 'from legacy.compat import text_type, native_\n\nvalue = native_(\n', 2);
+  const text = (name: string) => got.find((s) => s.names?.includes(name))?.text;
+  assert.equal(text('text_type'), 'text_type = unicode');
+  assert.match(text('native_') ?? '', /^def native_\(s, encoding="latin-1"\):\n {8}if isinstance/);
 });
 
 test('similar snippets: the window of another file most like the code above the cursor, never the file itself', () => {

@@ -1,4 +1,5 @@
 import type { Node } from '@vscode/tree-sitter-wasm';
+import { topLevel } from './importsOf';
 import type { SourceLanguage } from './sourceLanguage';
 
 /** A top-level declaration of a file, as the prompt shows it: its signature, docs and fields, a body only when short. */
@@ -19,9 +20,8 @@ const MAX_SUMMARY_LINES = 60;
 /** The top-level declarations of a parsed file by name (`default` for a default export), in file order. */
 export function declarationsOf(root: Node, lang: SourceLanguage): Map<string, Declaration> {
   const out = new Map<string, Declaration>();
-  for (const c of root.namedChildren) {
-    if (!c) continue;
-    for (const d of lang === 'python' ? pythonDeclarations(c) : scriptDeclarations(c)) if (!out.has(d.name)) out.set(d.name, d);
+  for (const c of topLevel(root)) {
+    for (const d of lang === 'python' ? pythonModuleDeclarations(c, 0) : scriptDeclarations(c)) if (!out.has(d.name)) out.set(d.name, d);
   }
   return out;
 }
@@ -140,6 +140,21 @@ function summarizeVariable(d: Node, lead: Node | null, outer: Node): string {
 
 // ---------------------------------------------------------------------------------------------------------
 // Python
+
+/** Module-level blocks whose names Python binds in the module: `if PY3:` / `try: … except ImportError:` / `with`. */
+const PYTHON_MODULE_BLOCKS = /^(if_statement|try_statement|with_statement|else_clause|elif_clause|except_clause|finally_clause|block)$/;
+/** How deep such blocks are searched. */
+const MAX_BLOCK_DEPTH = 3;
+
+/**
+ * The declarations of a module-level statement, also those inside the conditional blocks compatibility modules
+ * are made of (`try: unicode = unicode` / `except NameError: unicode = str`): the first one is what the prompt shows.
+ */
+function pythonModuleDeclarations(n: Node, depth: number): Declaration[] {
+  if (!PYTHON_MODULE_BLOCKS.test(n.type)) return pythonDeclarations(n);
+  if (depth >= MAX_BLOCK_DEPTH) return [];
+  return n.namedChildren.flatMap((c) => (c ? pythonModuleDeclarations(c, depth + 1) : []));
+}
 
 function pythonDeclarations(n: Node): Declaration[] {
   let node = n;

@@ -15,20 +15,45 @@ export interface CursorFile {
   line: number;
 }
 
-/** An import statement's first line (also `export … from`, `require(`), as the import section is cut by it. */
-export const IMPORT_LINE = /^\s*(import\b|from\s+\S+\s+import\b|export\s.*\bfrom\b|.*\brequire\s*\()/;
-/** Lines after the last import line kept in the section: the rest of a multi-line import. */
+/** An import statement's first line (also `export … from`, `export {`, `require(`): what the import section is made of. */
+export const IMPORT_LINE = /^\s*(import\b|from\s+\S+\s+import\b|export\s*[{*]|export\s.*\bfrom\b|.*\brequire\s*\()/;
+/** Lines after an import statement's first line searched for its end: the rest of a multi-line import. */
 const IMPORT_TAIL_LINES = 40;
 
 /**
- * The file from its start to just past its last import line: the imports of a TypeScript/JavaScript file are at
- * its top, and Python's lazy imports inside functions are still found. The file's own text below is not parsed.
+ * The file's import statements alone, each at its own lines (every other line left empty, so line numbers hold),
+ * its first line unindented: the imports at a TypeScript/JavaScript file's top, and Python's lazy imports inside
+ * functions. The rest of the file is left out: it is what the user is editing, and one unclosed bracket or string
+ * there makes the whole module a single ERROR node, or swallows the lazy imports below it.
  */
-function importSection(text: string): string {
+export function importSection(text: string): string {
   const lines = text.split('\n');
+  const out: string[] = [];
   let last = -1;
-  for (let i = 0; i < lines.length; i++) if (lines[i].length < 1000 && IMPORT_LINE.test(lines[i])) last = i;
-  return last < 0 ? '' : lines.slice(0, last + 1 + IMPORT_TAIL_LINES).join('\n');
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i].length >= 1000 || !IMPORT_LINE.test(lines[i])) continue;
+    const end = statementEnd(lines, i);
+    while (out.length < i) out.push('');
+    out.push(lines[i].trimStart(), ...lines.slice(i + 1, end + 1));
+    last = end;
+    i = end;
+  }
+  return last < 0 ? '' : out.join('\n');
+}
+
+/** The last line of the statement that starts at line `start`: where its brackets close and no `\` continues it. */
+function statementEnd(lines: readonly string[], start: number): number {
+  const limit = Math.min(lines.length, start + 1 + IMPORT_TAIL_LINES);
+  let depth = 0;
+  for (let i = start; i < limit; i++) {
+    const code = lines[i].replace(/(["'`])(?:\\.|(?!\1).)*\1/g, '""').replace(/(#|\/\/).*$/, '');
+    for (const ch of code) {
+      if (ch === '(' || ch === '{' || ch === '[') depth++;
+      else if ((ch === ')' || ch === '}' || ch === ']') && depth > 0) depth--;
+    }
+    if (depth === 0 && !code.trimEnd().endsWith('\\')) return i;
+  }
+  return limit - 1;
 }
 
 /** How far re-exports (`export * from`, `__init__.py`) are followed. */

@@ -32,7 +32,7 @@ const MAX_PYTHON_NODES = 20_000;
 export function importsOf(root: Node, lang: SourceLanguage): ImportRef[] {
   const out: ImportRef[] = [];
   if (lang !== 'python') {
-    for (const c of root.namedChildren) if (c) scriptImport(c, out);
+    for (const c of topLevel(root)) scriptImport(c, out);
     return out;
   }
   let visited = 0;
@@ -40,12 +40,33 @@ export function importsOf(root: Node, lang: SourceLanguage): ImportRef[] {
     for (const c of n.namedChildren) {
       if (!c || ++visited > MAX_PYTHON_NODES) return;
       if (c.type === 'import_statement' || c.type === 'import_from_statement') pythonImport(c, out);
-      else if (/statement|clause|block|definition/.test(c.type)) visit(c);
+      else if (/statement|clause|block|definition/.test(c.type) || c.type === 'ERROR') visit(c);
     }
   };
   visit(root);
   return out;
 }
+
+/**
+ * The top-level statements of a tree, also those tree-sitter put inside an ERROR node. A file being edited
+ * rarely parses: one unclosed bracket can make the whole module a single ERROR whose children are the
+ * statements that did parse.
+ */
+export function topLevel(root: Node): Node[] {
+  const out: Node[] = [];
+  const walk = (n: Node, depth: number) => {
+    for (const c of n.namedChildren) {
+      if (!c) continue;
+      if (c.type === 'ERROR' && depth < MAX_ERROR_DEPTH) walk(c, depth + 1);
+      else out.push(c);
+    }
+  };
+  walk(root, 0);
+  return out;
+}
+
+/** ERROR nodes nested deeper than this are not searched (a pathological file costs a bound). */
+const MAX_ERROR_DEPTH = 4;
 
 function unquote(n: Node | null): string | null {
   if (!n) return null;
