@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { convertCheckpoint } from '../src/converter/convert';
 import type { Quant } from '../src/converter/types';
-import { defaultModelDir, packageRoot } from '../src/engine/host/defaultModel';
+import { packageRoot } from '../src/engine/host/defaultModel';
 import { OnnxCausalLM } from '../src/engine/model/onnxModel';
 import { TextTokenizer } from '../src/engine/model/tokenizer';
 import { round } from './stats';

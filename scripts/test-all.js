@@ -83,13 +83,64 @@ function hostVsix() {
  */
 function run(cmd, argv) {
   return new Promise((resolve) => {
-    const child = spawn(cmd, argv, { cwd: ROOT, stdio: 'inherit' });
-    child.on('error', (err) => {
-      console.error(`[test] ${cmd}: ${err.message}`);
+    const child = spawn(cmd, argv, { cwd: ROOT, stdio: ['inherit', 'pipe', 'pipe'] });
+    const out = failureCollector(process.stdout);
+    const err = failureCollector(process.stderr);
+    child.stdout.on('data', out.push);
+    child.stderr.on('data', err.push);
+    child.on('error', (e) => {
+      console.error(`[test] ${cmd}: ${e.message}`);
       resolve(1);
     });
-    child.on('exit', (code, signal) => resolve(code === null ? `signal ${signal}` : code));
+    child.on('close', (code, signal) => {
+      out.end();
+      err.end();
+      resolve(code === null ? `signal ${signal}` : code);
+    });
   });
+}
+
+/**
+ * The failures each step printed, repeated under the summary: a CI log is often read from its end only, and a
+ * failing test's name and message would otherwise be hundreds of lines above it.
+ * @type {string[]}
+ */
+const failureLines = [];
+const MAX_FAILURE_LINES = 80;
+/** node --test's `not ok N - name` (TAP), the integration runner's `FAIL file > name`, and what follows them. */
+const FAILURE_START = /^\s*not ok \d+ - |^\[[\w-]+\] FAIL(?:ED:)? /;
+const FAILURE_DETAIL = /^\s*(error|location|expected|actual|failureType):|^\s{8}\S|timed out after/;
+
+/**
+ * Passes a stream's output on unchanged and keeps its failure lines.
+ * @param {NodeJS.WriteStream} sink
+ */
+function failureCollector(sink) {
+  let partial = '';
+  /** Lines left to look at for details after a failure's first line. */
+  let detail = 0;
+  /** @param {string} line */
+  const see = (line) => {
+    if (FAILURE_START.test(line)) detail = 12;
+    else if (detail > 0 && !FAILURE_DETAIL.test(line)) {
+      detail--;
+      return;
+    } else if (detail <= 0) return;
+    if (failureLines.length < MAX_FAILURE_LINES) failureLines.push(line.slice(0, 400));
+  };
+  return {
+    /** @param {Buffer} chunk */
+    push: (chunk) => {
+      sink.write(chunk);
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      for (const l of lines) see(l);
+    },
+    end: () => {
+      if (partial) see(partial);
+      partial = '';
+    },
+  };
 }
 
 const node = process.execPath;
@@ -206,6 +257,10 @@ async function main() {
       if (n > 0) console.log(`[test] test:unit left out ${n} test file(s) (*${tier.suffix.replace('.js', '.ts')}) that need ${tier.needs}: npm test runs them`);
     }
     console.log('[test] test:unit left out packaging, the VS Code integration suite and the browser e2e: npm test runs them');
+  }
+  if (failureLines.length > 0) {
+    console.log('\n[test] ==== failures (as printed above) ====');
+    for (const l of failureLines) console.log(`[test] ${l}`);
   }
   console.log('\n[test] ==== summary ====');
   for (const r of results) {

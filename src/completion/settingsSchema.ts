@@ -100,7 +100,8 @@ export const SETTINGS: readonly SettingSpec[] = [
     key: 'context.imports',
     type: 'boolean',
     default: true,
-    description: 'Context: the declarations of the names the file imports from workspace files (TypeScript, JavaScript, Python).',
+    description:
+      'Context: the declarations of the names the file imports from workspace files, and of the classes the class at the cursor extends (TypeScript, JavaScript, Python).',
   },
   {
     key: 'context.definitions',

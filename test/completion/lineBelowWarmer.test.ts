@@ -100,7 +100,7 @@ test('at the end of the line above an anchor line the line below is warmed aside
 });
 
 test('a keystroke on the same line after the warm-up comes back to its own prompt', async () => {
-  const { svc, warmed, prefilled } = await completedAtLineEnd();
+  const { svc, prefilled } = await completedAtLineEnd();
   const more = [...LINES.slice(0, lastLine), `${LINES[lastLine]}  # done`];
   const before = prefilled.length;
   await svc.complete(docAt(more));

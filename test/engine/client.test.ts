@@ -56,6 +56,7 @@ test('with partialLineMs, a first line still being written is reported as far as
   await client.load(TINY, { threads: 1 });
   // 1 ms: passed long before 60 tokens are decoded, on any machine (a model run alone takes longer).
   let partials = 0;
+  let wentOn = 0;
   for (let seed = 1; seed <= 20; seed++) {
     const lines: FirstLine[] = [];
     const r = await client.generate(
@@ -69,14 +70,16 @@ test('with partialLineMs, a first line still being written is reported as far as
     partials++;
     assert.ok(r.text.startsWith(line.text) && line.text.trim() !== '', 'a prefix of the answer, with code on it');
     assert.equal(line.text.includes('\n') && firstLineEnd(line.text) >= 0, false, 'not a complete line');
-    assert.ok(r.text.length > line.text.length, 'generation went on after it');
-    const next = r.text[line.text.length];
+    // Where the line is reported depends on the machine's speed: it may be the answer's last word (EOS next).
+    if (r.text.length > line.text.length) wentOn++;
+    const next = r.text[line.text.length] ?? '';
     assert.ok(!/\w/.test(line.text.at(-1) ?? '') || !/\w/.test(next), `cut at a word end: ${JSON.stringify(line.text)} + ${JSON.stringify(next)}`);
     const k = line.tokenLogprobs.length;
     assert.deepEqual(line.tokenLogprobs, r.tokenLogprobs.slice(0, k));
     assert.equal(line.tokenTextEnds.at(-1) ?? 0, k === 0 ? 0 : line.text.length, 'ends at a token end');
   }
   assert.ok(partials > 0, 'some answer reported a partial first line');
+  assert.ok(wentOn > 0, 'generation went on after a partial line');
 });
 
 test('cancel stops a generation within a few steps of the abort, far from its limit', async () => {

@@ -117,6 +117,30 @@ test('declarations of a compatibility module: names bound inside module-level tr
   assert.match(text('native_') ?? '', /^def native_\(s, encoding="latin-1"\):\n {8}if isinstance/);
 });
 
+test('base classes: the class around the cursor (found by indentation, while the code does not parse), its bases through imports or the file itself, then theirs, as a subclass sees them', async () => {
+  const dog = 'from zoo.animal import Animal\n\n\nclass Pet(Animal):\n    pass\n\n\nclass Dog(Pet):\n    def fetch(self):\n        x = self._feed(\n';
+  const got = await importsOfText('py', 'zoo/dog.py', dog, 9);
+  const animal = got.find((s) => s.names?.includes('Animal'));
+  const creature = got.find((s) => s.names?.includes('Creature'));
+  assert.ok(animal && creature, `snippets: ${got.map((s) => s.names)}`);
+  assert.match(animal.text, /def _feed\(self, food: str\) -> None: \.\.\./, 'a protected method a subclass calls');
+  assert.doesNotMatch(animal.text, /__secret|__repr__/, 'name-mangled and dunder methods are left out');
+  assert.match(creature.text, /def _heartbeat/, "the base's base, from its own file");
+  assert.ok(animal.score > creature.score, 'nearer bases rank higher');
+  // Outside a class, the same import is the public view of Animal, and Creature is not offered.
+  const outside = await importsOfText('py', 'zoo/dog.py', 'from zoo.animal import Animal\n\ndef adopt():\n    a = Animal(\n', 3);
+  assert.doesNotMatch(outside.find((s) => s.names?.includes('Animal'))?.text ?? '', /_feed/);
+  assert.ok(!outside.some((s) => s.names?.includes('Creature')));
+  // TypeScript: a generic subclass whose type parameter says `extends` too; the base is not imported under its own name.
+  const button =
+    "import { Widget as Base } from './widgets/base';\n\nexport class Button<T extends object = {}> extends Base {\n  click(): void {\n    this.\n";
+  const ts = await importsOfText('ts', 'src/button.ts', button, 4);
+  const widget = ts.find((s) => s.names?.includes('Widget'));
+  assert.match(widget?.text ?? '', /protected render\(\): string/);
+  assert.doesNotMatch(widget?.text ?? '', /cache/, 'private members stay out');
+  assert.ok((widget?.score ?? 0) > 0.99, 'ranked as a name used on the cursor line');
+});
+
 test('similar snippets: the window of another file most like the code above the cursor, never the file itself', () => {
   const query = 'const total = cart.items.reduce((sum, item) => sum + item.price * item.quantity, 0);\nconst taxed = applyTax(total, region);';
   const candidates = [

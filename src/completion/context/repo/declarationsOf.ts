@@ -10,6 +10,8 @@ export interface Declaration {
   /** Last line of the declaration in its file. */
   endLine: number;
   text: string;
+  /** A class as its subclasses see it, when that differs from `text` (Python: with its `_protected` methods). */
+  inherited?: string;
 }
 
 /** Bodies of at most this many lines are shown whole; longer ones are elided. */
@@ -162,7 +164,10 @@ function pythonDeclarations(n: Node): Declaration[] {
   const line = n.startPosition.row;
   if (node.type === 'function_definition' || node.type === 'class_definition') {
     const name = declaredName(node);
-    return name ? [{ name, line, endLine: n.endPosition.row, text: summarizePython(node, n) }] : [];
+    if (!name) return [];
+    const text = summarizePython(node, n, false);
+    const inherited = node.type === 'class_definition' ? summarizePython(node, n, true) : text;
+    return [{ name, line, endLine: n.endPosition.row, text, ...(inherited !== text && { inherited }) }];
   }
   if (n.type === 'expression_statement') {
     const a = n.namedChildren[0];
@@ -180,7 +185,12 @@ function docstringOf(body: Node | null): Node | null {
   return null;
 }
 
-function summarizePython(node: Node, outer: Node): string {
+/**
+ * A function's signature and docstring, or a class's docstring, fields and method signatures: its public ones, or
+ * with `protectedToo` also the `_protected` ones a subclass calls (never name-mangled `__private` ones or dunders
+ * other than `__init__` and `__call__`).
+ */
+function summarizePython(node: Node, outer: Node, protectedToo: boolean): string {
   const body = node.childForFieldName('body');
   const lines = outer.endPosition.row - outer.startPosition.row + 1;
   if (!body || lines <= SHORT_BODY_LINES + 1) return capLines(outer.text);
@@ -198,7 +208,7 @@ function summarizePython(node: Node, outer: Node): string {
     const def = m.type === 'decorated_definition' ? m.childForFieldName('definition') : m;
     if (def?.type === 'function_definition') {
       const name = declaredName(def) ?? '';
-      if (name.startsWith('_') && name !== '__init__' && name !== '__call__') continue;
+      if (name.startsWith(protectedToo ? '__' : '_') && name !== '__init__' && name !== '__call__') continue;
       // `__init__` shows the fields it sets; other methods their signature, one line each (`def f(self) -> T: ...`),
       // so a class of 40 methods still fits the summary.
       const fBody = def.childForFieldName('body');

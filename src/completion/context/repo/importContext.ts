@@ -1,7 +1,7 @@
-import type { Declaration } from './declarationsOf';
-import type { ImportRef } from './importsOf';
+import { baseClassesAt } from './baseClasses';
+import { type Found, findDeclaration } from './findDeclaration';
 import type { ModuleIndex } from './moduleIndex';
-import { resolveImport, resolvePythonSubmodule } from './resolveImport';
+import { resolveImport } from './resolveImport';
 import type { ContextSnippet } from './snippet';
 import type { SourceLanguage } from './sourceLanguage';
 
@@ -56,19 +56,10 @@ function statementEnd(lines: readonly string[], start: number): number {
   return limit - 1;
 }
 
-/** How far re-exports (`export * from`, `__init__.py`) are followed. */
-const MAX_HOPS = 4;
 /** Lines around the cursor whose names count as what the cursor needs. */
 const NEAR_LINES = 20;
 /** Declarations taken from one file's imports at most (a barrel importing hundreds of names). */
 const MAX_SNIPPETS = 64;
-
-interface Found {
-  path: string;
-  declaration: Declaration;
-  /** The name is a module (a Python submodule): `declaration` is its overview. */
-  module?: boolean;
-}
 
 /**
  * Repository context from the file's imports, without a language server: each imported name resolved to the
@@ -85,36 +76,37 @@ export async function importSnippets(file: CursorFile, index: ModuleIndex, signa
   const body = lines.join('\n');
   const out: ContextSnippet[] = [];
   const seen = new Set<string>();
-  const add = (found: Found | null, local: string, order: number) => {
+  const add = (found: Found | null, local: string, order: number, inherited?: number) => {
     if (!found || found.path === file.path) return;
     const key = `${found.path}:${found.declaration.line}`;
     if (seen.has(key) || out.length >= MAX_SNIPPETS) return;
     seen.add(key);
-    const used = closeness(lines, local, file.line);
+    const used = inherited ?? closeness(lines, local, file.line);
     out.push({
       source: 'imports',
       path: found.path,
-      text: found.declaration.text,
+      text: (inherited !== undefined && found.declaration.inherited) || found.declaration.text,
       line: found.declaration.line,
       names: [found.declaration.name],
       score: used - order * 1e-4,
     });
   };
   let order = 0;
+  // First the classes the cursor's class extends, as a subclass sees them: what `self.` and `this.` reach.
+  for (const { found, depth } of await baseClassesAt(file, summary, index, signal)) add(found, found.declaration.name, order++, 1.05 - 0.05 * depth);
   for (const ref of summary.imports) {
     if (signal?.aborted) break;
     const target = await resolveImport(index.files, file.path, ref, file.lang);
     if (!target) continue;
     for (const name of ref.names) {
       if (name.imported === '*') {
-        for (const member of membersUsed(body, name.local)) add(await findDeclaration(index, target, member, 0, new Set()), `${name.local}.${member}`, order++);
+        for (const member of membersUsed(body, name.local)) add(await findDeclaration(index, target, member), `${name.local}.${member}`, order++);
       } else {
-        const found = await findDeclaration(index, target, name.imported, 0, new Set());
+        const found = await findDeclaration(index, target, name.imported);
         add(found, name.local, order++);
         // `from pkg import mod` (a submodule): also the members the file uses as `mod.member`.
         if (found?.module)
-          for (const member of membersUsed(body, name.local))
-            add(await findDeclaration(index, found.path, member, 0, new Set()), `${name.local}.${member}`, order++);
+          for (const member of membersUsed(body, name.local)) add(await findDeclaration(index, found.path, member), `${name.local}.${member}`, order++);
       }
     }
     if (ref.star) {
@@ -123,54 +115,6 @@ export async function importSnippets(file: CursorFile, index: ModuleIndex, signa
     }
   }
   return out;
-}
-
-/** Where `name` is declared, starting at module `path` and following what it imports or re-exports under that name. */
-async function findDeclaration(index: ModuleIndex, path: string, name: string, hops: number, visited: Set<string>): Promise<Found | null> {
-  const key = `${path}#${name}`;
-  if (hops > MAX_HOPS || visited.has(key)) return null;
-  visited.add(key);
-  const summary = await index.summary(path);
-  if (!summary) return null;
-  const own = summary.declarations.get(name);
-  if (own) return { path, declaration: own };
-  for (const ref of summary.imports) {
-    const via = passesOn(ref, name, summary.lang);
-    if (via === null) continue;
-    const next = await resolveImport(index.files, path, ref, summary.lang);
-    if (!next) continue;
-    const found = await findDeclaration(index, next, via, hops + 1, visited);
-    if (found) return found;
-  }
-  // `from pkg import mod`: a submodule of the package is a module, shown by its declarations' summary.
-  if (summary.lang === 'python') {
-    const sub = await resolvePythonSubmodule(index.files, path, name);
-    const subSummary = sub ? await index.summary(sub) : null;
-    if (sub && subSummary) return { path: sub, declaration: moduleOverview(name, subSummary.declarations), module: true };
-  }
-  return null;
-}
-
-/** The name under which `ref` passes `name` on from its module, or null. Python binds every import in the module's namespace. */
-function passesOn(ref: ImportRef, name: string, lang: SourceLanguage): string | null {
-  if (lang !== 'python' && !ref.reexport) {
-    // `import { x } from './a'; export { x }` is also a re-export; a plain import found here is the best lead there is.
-    const plain = ref.names.find((n) => n.local === name && n.imported !== '*');
-    return plain ? plain.imported : null;
-  }
-  const named = ref.names.find((n) => n.local === name && n.imported !== '*');
-  if (named) return named.imported;
-  return ref.star ? name : null;
-}
-
-const OVERVIEW_DECLARATIONS = 40;
-
-function moduleOverview(name: string, declarations: Map<string, Declaration>): Declaration {
-  // Each declaration's first line of code: its signature (past doc comments and decorators).
-  const firstLines = [...declarations.values()]
-    .slice(0, OVERVIEW_DECLARATIONS)
-    .map((d) => d.text.split('\n').find((l) => /^\s*[A-Za-z_$]/.test(l) && !/^\s*(\/\/|\*)/.test(l)) ?? '');
-  return { name, line: 0, endLine: 0, text: firstLines.join('\n') };
 }
 
 function escapeRegExp(s: string): string {
