@@ -64,7 +64,8 @@ async function main() {
     console.log(
       `${name}: ${p.pauses} pauses p50/p90/p99 ${p.p50_ms}/${p.p90_ms}/${p.p99_ms} ms, ${Math.round(p.under_300ms_share * 100)}% under 300 ms, ` +
         `shown ${p.shown}; typed over: ${p.typed_over.completed} completed, ${p.typed_over.cancelled} cancelled; ` +
-        `${r.cost.cpu_s_per_100_keys} CPU-s/100 keys, ${r.cost.generated_tokens} tokens (${r.cost.wasted_tokens} wasted)`,
+        `${r.cost.cpu_s_per_100_keys} CPU-s/100 keys, ${r.cost.generated_tokens} tokens (${r.cost.wasted_tokens} wasted), ` +
+        `${r.cost.stopped_at_first_line} stopped at their first line`,
     );
   }
   console.log(`wrote ${path.relative(root, file)}`);

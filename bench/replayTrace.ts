@@ -56,7 +56,10 @@ export class TracingGenerator implements Generator {
     const key = this.seen.has(this.key) ? `prefetch:${this.key}` : this.key;
     this.seen.add(this.key);
     // A request the real model's run never finished (typed over) gets that run's median length.
-    const imposed = this.impose ? (this.impose[key] ?? this.medianImposed()) : undefined;
+    const traced = this.impose?.[key];
+    const median = this.impose ? this.medianImposed() : undefined;
+    const imposed =
+      traced?.finish === 'cancelled' ? { ...traced, tokens: Math.max(traced.tokens, median?.tokens ?? 0) } : this.impose ? (traced ?? median) : undefined;
     // The content stops (EOS, newlines, stop strings) are the real model's, so they are replaced by its length;
     // the time budget is not content but speed, so it stays: a slower shape is cut where the editor would cut it.
     const opts = imposed ? { ...options, maxNewTokens: Math.max(1, imposed.tokens), maxLines: 0, stop: [], ignoreEos: true } : options;
@@ -96,7 +99,17 @@ export class TracingGenerator implements Generator {
     const r = await this.inner.generate(prompt, opts, inner);
     this.generated += r.stats.generatedTokens;
     if (r.finishReason === 'cancelled') this.cancelledTokens += r.stats.generatedTokens;
-    else
+    // A generation stopped after its first line (the pipeline's verdict on that line: held back, or an answer the
+    // filters drop) is replayed as far as that line, which brings the same verdict; one typed over then gets at
+    // least the median length, as if it had not been recorded.
+    if (r.finishReason === 'cancelled' && firstLine && !firstLine.partial && !this.impose)
+      this.recorded[key] = {
+        tokens: r.stats.generatedTokens,
+        finish: 'cancelled',
+        firstLine,
+        written: { text: r.text, tokenLogprobs: r.tokenLogprobs, tokenTextEnds: r.tokenTextEnds },
+      };
+    else if (r.finishReason !== 'cancelled')
       this.recorded[key] = {
         tokens: r.stats.generatedTokens,
         finish: r.finishReason,
@@ -110,6 +123,7 @@ export class TracingGenerator implements Generator {
   private medianImposed(): TracedLength | undefined {
     if (this.median || !this.impose) return this.median;
     const lengths = Object.values(this.impose)
+      .filter((t) => t.finish !== 'cancelled')
       .map((t) => t.tokens)
       .sort((a, b) => a - b);
     if (lengths.length > 0) this.median = { tokens: lengths[Math.floor(lengths.length / 2)], finish: 'median' };

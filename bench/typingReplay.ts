@@ -48,6 +48,8 @@ export interface ReplayCost {
   generated_tokens: number;
   /** Tokens of cancelled generations plus those of finished ones that showed nothing. */
   wasted_tokens: number;
+  /** Generations stopped at a first line the filters cut to nothing (CompletionService.stoppedAtFirstLine). */
+  stopped_at_first_line: number;
   model_calls: number;
   /** Prefills of the line below while the typist reads (Generator.prefillAside), not in model_calls. */
   warm_ups: number;
@@ -287,6 +289,7 @@ export async function typingReplay(
       host_cpu_s: round(hostCpuS, 2),
       generated_tokens: generator.generated,
       wasted_tokens: generator.cancelledTokens + shownNothing.reduce((n, o) => n + (o.stats?.generatedTokens ?? 0), 0),
+      stopped_at_first_line: service.stoppedAtFirstLine,
       model_calls: generator.calls,
       warm_ups: generator.warmUps,
     },

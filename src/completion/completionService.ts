@@ -15,6 +15,7 @@ import type { SelectionInputs } from './selection/generateForSelection';
 import { type GeneratePreset, inlineDecodeOptions, inlineMode, type InlineMode } from './presets';
 import { buildPrompt, promptHeadMoves } from './prompt/buildPrompt';
 import type { FimTemplate } from './prompt/fimTemplates';
+import { dropsEveryAnswerFrom } from './filters/pipeline';
 import type { SyntaxRefiner } from './syntax/syntaxRefiner';
 import { insertAt } from './textOverlay';
 import type { CompletionOutcome, CompletionRequest, CompletionSettings, DocumentContext, ExtraChunk, ModelTraits, ScoredItems } from './types';
@@ -53,6 +54,8 @@ export class CompletionService {
   private closed = false;
   /** Per file: the last window start and the characters per token (so the next prompt reuses the cache and fits). */
   private readonly files: FilePromptMemory;
+  /** Generations stopped at their first line because the filters would drop the whole answer (benchmarks read it). */
+  stoppedAtFirstLine = 0;
 
   constructor(
     private readonly generator: Generator,
@@ -295,6 +298,17 @@ export class CompletionService {
         job.abort();
         this.cache.set(hash, ctx.linePrefix, first);
         return { ...first, raw: job.streamed, source: 'model', prompt: promptText(built.prompt), cancelled: false };
+      }
+      // A first line the filters cut to nothing, as they would cut any answer it begins (a `}` that closes the
+      // block the cursor is in): nothing will be shown, so the user is told so now, not when the model has
+      // written the lines after it, and the model is free for the next keystroke.
+      if (first && first.items.length === 0 && !signal?.aborted) {
+        const line = await firstLineWritten;
+        if (!line.partial && dropsEveryAnswerFrom(line.text, { ...place.filters, finishReason: 'stop' })) {
+          job.abort();
+          this.stoppedAtFirstLine++;
+          return { items: [], confidence: null, raw: job.streamed, source: 'model', prompt: promptText(built.prompt), cancelled: false };
+        }
       }
     }
     // A cancelled caller is released at once; the generation runs on for the grace period in case the next

@@ -319,6 +319,41 @@ test("service: a block's first line is the answer as soon as it is written; the 
   assert.equal((await line).fuller, undefined);
 });
 
+test("service: a block's first line that leaves the cursor's block ends the answer there: the generation stops, nothing is shown now", async () => {
+  const gen = new FakeGenerator();
+  const svc = service(gen);
+  const head = 'def f(x):\n    y = x + 1\n    ';
+  const called = gen.nextCall();
+  const first = svc.complete(request(head));
+  await called;
+  let done = false;
+  void first.then(() => (done = true));
+  // The model moves on to the next top-level statement: the indentation filter would cut any answer there.
+  gen.calls[0].stream('\nprint(f(1))\nprint(');
+  await attached();
+  assert.equal(done, true, 'answered at the first line');
+  const r = await first;
+  assert.deepEqual(r.items, []);
+  assert.equal(r.source, 'model');
+  assert.equal(r.cancelled, false);
+  assert.equal(gen.calls[0].signal?.aborted, true, 'the rest is not written');
+  assert.equal(svc.stoppedAtFirstLine, 1);
+
+  // A first line dropped for another reason (a repeat of the line above) may begin an answer worth showing.
+  const called2 = gen.nextCall();
+  const second = svc.complete(request('def g(x):\n    total = x + 1\n    '));
+  await called2;
+  let answered = false;
+  void second.then(() => (answered = true));
+  gen.calls[1].stream('total = x + 1\n    return total\n');
+  await attached();
+  assert.equal(answered, false, 'the answer is waited for');
+  assert.equal(gen.calls[1].signal?.aborted, false);
+  gen.calls[1].finish();
+  await second;
+  assert.equal(svc.stoppedAtFirstLine, 1);
+});
+
 test('service: a first line still being written after partialLineMs is the answer as far as its last word; the whole line follows', async () => {
   const gen = new FakeGenerator();
   const svc = service(gen);
