@@ -127,10 +127,20 @@ test('base classes: the class around the cursor (found by indentation, while the
   assert.doesNotMatch(animal.text, /__secret|__repr__/, 'name-mangled and dunder methods are left out');
   assert.match(creature.text, /def _heartbeat/, "the base's base, from its own file");
   assert.ok(animal.score > creature.score, 'nearer bases rank higher');
-  // Outside a class, the same import is the public view of Animal, and Creature is not offered.
+  // Outside a class, the same import is the public view of Animal, and so is the view of the class it extends
+  // (`Animal("rex").breathe()` is Creature's): offered below Animal, for a class used at the cursor only.
   const outside = await importsOfText('py', 'zoo/dog.py', 'from zoo.animal import Animal\n\ndef adopt():\n    a = Animal(\n', 3);
-  assert.doesNotMatch(outside.find((s) => s.names?.includes('Animal'))?.text ?? '', /_feed/);
-  assert.ok(!outside.some((s) => s.names?.includes('Creature')));
+  const publicAnimal = outside.find((s) => s.names?.includes('Animal'));
+  const publicCreature = outside.find((s) => s.names?.includes('Creature'));
+  assert.ok(publicAnimal && publicCreature, `snippets: ${outside.map((s) => s.names)}`);
+  assert.doesNotMatch(publicAnimal.text, /_feed/);
+  assert.match(publicCreature.text, /def breathe/);
+  assert.doesNotMatch(publicCreature.text, /_heartbeat/, 'the public view');
+  assert.ok(publicAnimal.score > publicCreature.score);
+  const farAway = `from zoo.animal import Animal\n\nPETS = [Animal("rex")]\n${'\n'.repeat(8)}def count():\n    return len(\n`;
+  const far = await importsOfText('py', 'zoo/dog.py', farAway, 12);
+  assert.ok(far.some((s) => s.names?.includes('Animal')));
+  assert.ok(!far.some((s) => s.names?.includes('Creature')), 'not for a class used away from the cursor');
   // TypeScript: a generic subclass whose type parameter says `extends` too; the base is not imported under its own name.
   const button =
     "import { Widget as Base } from './widgets/base';\n\nexport class Button<T extends object = {}> extends Base {\n  click(): void {\n    this.\n";

@@ -26,17 +26,47 @@ export interface BaseClass {
  * `super()` reach, and a file rarely imports them itself.
  */
 export async function baseClassesAt(file: CursorFile, summary: ModuleSummary, index: ModuleIndex, signal?: AbortSignal): Promise<BaseClass[]> {
-  const lines = file.text.split('\n');
-  const own = enclosingClass(lines, file.line, file.lang);
+  const own = enclosingClass(file.text.split('\n'), file.line, file.lang);
   if (!own) return [];
+  return walkBases(
+    own.bases.map((name) => ({ name, path: null, depth: 1 })),
+    new Set<string>([`${file.path}#${own.name}`]),
+    file,
+    summary,
+    index,
+    signal,
+  );
+}
+
+/**
+ * The classes a class found in a workspace file extends (what `Name.member` reaches when the member is inherited),
+ * each with its depth; empty when `found` is not a class.
+ */
+export async function basesOfFound(found: Found, file: CursorFile, summary: ModuleSummary, index: ModuleIndex, signal?: AbortSignal): Promise<BaseClass[]> {
+  const header = classHeader(found.declaration.text.split('\n'), -1, file.lang);
+  if (!header) return [];
+  const queue = header.bases.filter((b) => !b.includes('.')).map((name) => ({ name, path: found.path, depth: 1 }));
+  return walkBases(queue, new Set([`${found.path}#${found.declaration.name}`]), file, summary, index, signal);
+}
+
+/** Names still to find: a name is looked up in the cursor file (`path` null) or in the workspace file that holds it. */
+type BaseQueue = { name: string; path: string | null; depth: number }[];
+
+async function walkBases(
+  queue: BaseQueue,
+  seen: Set<string>,
+  file: CursorFile,
+  summary: ModuleSummary,
+  index: ModuleIndex,
+  signal?: AbortSignal,
+): Promise<BaseClass[]> {
+  let lines: string[] | null = null;
   const out: BaseClass[] = [];
-  const seen = new Set<string>([`${file.path}#${own.name}`]);
-  // Names still to find: a name is looked up in the cursor file (`path` null) or in the workspace file that holds it.
-  const queue: { name: string; path: string | null; depth: number }[] = own.bases.map((name) => ({ name, path: null, depth: 1 }));
   while (queue.length > 0 && out.length < MAX_BASES && !signal?.aborted) {
     const { name, path, depth } = queue.shift() as (typeof queue)[number];
     if (path === null) {
       // A base declared in the cursor file itself: its own bases, one level up.
+      lines ??= file.text.split('\n');
       const at = lines.findIndex((l) => declaresClass(l, name));
       const local = at >= 0 ? classHeader(lines, at, file.lang) : null;
       if (local && !seen.has(`${file.path}#${name}`)) {

@@ -1,4 +1,4 @@
-import { baseClassesAt } from './baseClasses';
+import { baseClassesAt, basesOfFound } from './baseClasses';
 import { type Found, findDeclaration } from './findDeclaration';
 import type { ModuleIndex } from './moduleIndex';
 import { resolveImport } from './resolveImport';
@@ -58,6 +58,10 @@ function statementEnd(lines: readonly string[], start: number): number {
 
 /** Lines around the cursor whose names count as what the cursor needs. */
 const NEAR_LINES = 20;
+/** Closeness of a name used on the cursor line or the line next to it (closeness() below). */
+const AT_CURSOR = 1 - 0.4 / NEAR_LINES;
+/** Imported classes at the cursor whose bases are looked up. */
+const MAX_CLASSES_AT_CURSOR = 3;
 /** Declarations taken from one file's imports at most (a barrel importing hundreds of names). */
 const MAX_SNIPPETS = 64;
 
@@ -76,16 +80,19 @@ export async function importSnippets(file: CursorFile, index: ModuleIndex, signa
   const body = lines.join('\n');
   const out: ContextSnippet[] = [];
   const seen = new Set<string>();
-  const add = (found: Found | null, local: string, order: number, inherited?: number) => {
+  /** Imported declarations used on or next to the cursor line: a member reached through them may be inherited. */
+  const atCursor: { found: Found; score: number }[] = [];
+  const add = (found: Found | null, local: string, order: number, inherited?: number, asSubclass = true) => {
     if (!found || found.path === file.path) return;
     const key = `${found.path}:${found.declaration.line}`;
     if (seen.has(key) || out.length >= MAX_SNIPPETS) return;
     seen.add(key);
     const used = inherited ?? closeness(lines, local, file.line);
+    if (inherited === undefined && used >= AT_CURSOR) atCursor.push({ found, score: used });
     out.push({
       source: 'imports',
       path: found.path,
-      text: (inherited !== undefined && found.declaration.inherited) || found.declaration.text,
+      text: (inherited !== undefined && asSubclass && found.declaration.inherited) || found.declaration.text,
       line: found.declaration.line,
       names: [found.declaration.name],
       score: used - order * 1e-4,
@@ -113,6 +120,13 @@ export async function importSnippets(file: CursorFile, index: ModuleIndex, signa
       const targetSummary = await index.summary(target);
       for (const [name, declaration] of targetSummary?.declarations ?? []) if (usedIn(body, name)) add({ path: target, declaration }, name, order++);
     }
+  }
+  // `Name.member` / `Name(...).member` at the cursor, where the member comes from a class Name extends, in a file
+  // the cursor's file never imports: those classes, as the outside sees them, just below Name.
+  for (const { found, score } of atCursor.slice(0, MAX_CLASSES_AT_CURSOR)) {
+    if (signal?.aborted) break;
+    for (const base of await basesOfFound(found, file, summary, index, signal))
+      add(base.found, base.found.declaration.name, order++, score - 0.1 * base.depth, false);
   }
   return out;
 }
