@@ -71,7 +71,9 @@ let local: CompletionOutcome[];
 
 const settings: CompletionSettings = (() => {
   const s = defaultCompletionSettings();
-  return { ...s, prefetch: false, minConfidence: 0, preset: { ...s.preset, temperature: 0, timeBudgetMs: 0 } };
+  // No clock in the comparison: a time budget or a partial first line (shown as far as it got after
+  // partialLineMs) would make either side's answer depend on how loaded the machine is.
+  return { ...s, prefetch: false, minConfidence: 0, preset: { ...s.preset, temperature: 0, timeBudgetMs: 0, partialLineMs: 0 } };
 })();
 
 const run = (generator: Generator): Promise<CompletionOutcome[]> => completeEachFresh({ generator, template, settings, traits, syntax }, samples);

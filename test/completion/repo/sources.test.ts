@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import { type CursorFile, importSection, importSnippets } from '../../../src/completion/context/repo/importContext';
 import { declarationsOf } from '../../../src/completion/context/repo/declarationsOf';
 import { importsOf } from '../../../src/completion/context/repo/importsOf';
+import { MemoryFiles } from '../../../src/completion/context/repo/memoryFiles';
 import { ModuleIndex } from '../../../src/completion/context/repo/moduleIndex';
 import { SourceParser } from '../../../src/completion/context/repo/parseSource';
 import { similarSnippets } from '../../../src/completion/context/repo/similarSnippets';
@@ -149,6 +150,26 @@ test('base classes: the class around the cursor (found by indentation, while the
   assert.match(widget?.text ?? '', /protected render\(\): string/);
   assert.doesNotMatch(widget?.text ?? '', /cache/, 'private members stay out');
   assert.ok((widget?.score ?? 0) > 0.99, 'ranked as a name used on the cursor line');
+});
+
+test('a class too long for its summary keeps the methods the file at hand uses, as a subclass or the outside sees them', async () => {
+  const methods = Array.from({ length: 160 }, (_, i) => `    def ${i % 2 ? '_' : ''}op${i}(self, path):\n        return path\n`).join('\n');
+  const files = new MemoryFiles({ 'fs/spec.py': `class AbstractFileSystem:\n    """Files anywhere."""\n\n${methods}` });
+  const index = new ModuleIndex(files, parser);
+  const snippetsAt = (text: string, line: number) => importSnippets({ path: 'fs/memory.py', text, lang: 'python', line }, index);
+  const head = 'from fs.spec import AbstractFileSystem\n\n\n';
+  // A subclass that calls op150 and _op151 elsewhere: both are back, before the cut's mark; op152, unused, is not.
+  const sub = `${head}class MemoryFileSystem(AbstractFileSystem):\n    def rm(self, path):\n        self.op150(path)\n        self._op151(path)\n\n    def mv(self, a, b):\n        x = self.\n`;
+  const base = (await snippetsAt(sub, 9)).find((s) => s.names?.includes('AbstractFileSystem'));
+  assert.ok(base, 'the base class');
+  assert.match(base.text, /def op150\(self, path\): \.\.\.\n {4}def _op151\(self, path\): \.\.\.\n…$/);
+  assert.doesNotMatch(base.text, /op152/);
+  assert.match(base.text, /def op2\(self, path\)/, 'the summary itself is unchanged');
+  // The outside view: the public method used, never a protected one.
+  const outside = `${head}def copy(fs):\n    fs.op150(1)\n    fs._op151(2)\n    return AbstractFileSystem.\n`;
+  const pub = (await snippetsAt(outside, 6)).find((s) => s.names?.includes('AbstractFileSystem'));
+  assert.match(pub?.text ?? '', /def op150\(self, path\)/);
+  assert.doesNotMatch(pub?.text ?? '', /_op151|_op1\b/);
 });
 
 test('similar snippets: the window of another file most like the code above the cursor, never the file itself', () => {

@@ -12,6 +12,14 @@ export interface Declaration {
   text: string;
   /** A class as its subclasses see it, when that differs from `text` (Python: with its `_protected` methods). */
   inherited?: string;
+  /** Methods the summaries left out, cut at MAX_SUMMARY_LINES (Python; the subclass view's, a superset by name). */
+  cutMembers?: CutMember[];
+}
+
+/** A method a class summary had no room for: shown after all where the code at hand uses it (`withMembersUsed`). */
+export interface CutMember {
+  name: string;
+  text: string;
 }
 
 /** Bodies of at most this many lines are shown whole; longer ones are elided. */
@@ -165,9 +173,10 @@ function pythonDeclarations(n: Node): Declaration[] {
   if (node.type === 'function_definition' || node.type === 'class_definition') {
     const name = declaredName(node);
     if (!name) return [];
-    const text = summarizePython(node, n, false);
-    const inherited = node.type === 'class_definition' ? summarizePython(node, n, true) : text;
-    return [{ name, line, endLine: n.endPosition.row, text, ...(inherited !== text && { inherited }) }];
+    const { text } = summarizePython(node, n, false);
+    const sub = node.type === 'class_definition' ? summarizePython(node, n, true) : { text, cut: [] };
+    const inherited = sub.text;
+    return [{ name, line, endLine: n.endPosition.row, text, ...(inherited !== text && { inherited }), ...(sub.cut.length > 0 && { cutMembers: sub.cut }) }];
   }
   if (n.type === 'expression_statement') {
     const a = n.namedChildren[0];
@@ -190,10 +199,10 @@ function docstringOf(body: Node | null): Node | null {
  * with `protectedToo` also the `_protected` ones a subclass calls (never name-mangled `__private` ones or dunders
  * other than `__init__` and `__call__`).
  */
-function summarizePython(node: Node, outer: Node, protectedToo: boolean): string {
+function summarizePython(node: Node, outer: Node, protectedToo: boolean): { text: string; cut: CutMember[] } {
   const body = node.childForFieldName('body');
   const lines = outer.endPosition.row - outer.startPosition.row + 1;
-  if (!body || lines <= SHORT_BODY_LINES + 1) return capLines(outer.text);
+  if (!body || lines <= SHORT_BODY_LINES + 1) return { text: capLines(outer.text), cut: [] };
   const head = outer.text.slice(0, body.startIndex - outer.startIndex).trimEnd();
   const indent = ' '.repeat(body.startPosition.column);
   const doc = docstringOf(body);
@@ -201,8 +210,11 @@ function summarizePython(node: Node, outer: Node, protectedToo: boolean): string
   if (doc) parts.push(indent + doc.text);
   if (node.type === 'function_definition') {
     parts.push(`${indent}...`);
-    return parts.join('\n');
+    return { text: parts.join('\n'), cut: [] };
   }
+  /** The methods, with the line of the summary each starts at. */
+  const methods: (CutMember & { at: number })[] = [];
+  let at = parts.join('\n').split('\n').length;
   for (const m of body.namedChildren) {
     if (!m || m === doc || m.id === doc?.id || m.type === 'comment') continue;
     const def = m.type === 'decorated_definition' ? m.childForFieldName('definition') : m;
@@ -215,11 +227,37 @@ function summarizePython(node: Node, outer: Node, protectedToo: boolean): string
       const init = name === '__init__' && m.endPosition.row - m.startPosition.row + 1 <= SHORT_BODY_LINES + 6;
       const text = init || !fBody ? m.text : `${m.text.slice(0, fBody.startIndex - m.startIndex).trimEnd()} ...`;
       parts.push(indent + text);
+      methods.push({ name, text: indent + text, at });
+      at += text.split('\n').length;
     } else if (m.type === 'expression_statement' || def?.type === 'class_definition') {
-      parts.push(indent + capLines(m.text, 4));
+      const text = capLines(m.text, 4);
+      parts.push(indent + text);
+      at += text.split('\n').length;
     }
   }
-  return capLines(parts.join('\n'));
+  return { text: capLines(parts.join('\n')), cut: methods.filter((m) => m.at >= MAX_SUMMARY_LINES).map(({ name, text }) => ({ name, text })) };
+}
+
+/** Cut methods added after all: at most this many. */
+const MAX_MEMBERS_USED = 12;
+
+/** The names the code reaches with a dot (`self.name(`, `obj.name`), for withMembersUsed. */
+export function dottedNames(code: string): Set<string> {
+  return new Set(Array.from(code.matchAll(/\.([A-Za-z_]\w*)/g), (m) => m[1]));
+}
+
+/**
+ * A class summary with the methods it had no room for that the code at hand uses (`dotted`: dottedNames), put back
+ * before its `…`: of a class of 150 methods, the ones the file calls. `publicOnly` leaves out `_protected` ones,
+ * as the class's outside view does.
+ */
+export function withMembersUsed(text: string, cut: readonly CutMember[] | undefined, dotted: ReadonlySet<string>, publicOnly: boolean): string {
+  if (!cut || cut.length === 0 || !text.endsWith('\n…')) return text;
+  const used = cut
+    .filter((m) => !(publicOnly && m.name.startsWith('_') && m.name !== '__init__' && m.name !== '__call__'))
+    .filter((m) => dotted.has(m.name) && !text.includes(m.text))
+    .slice(0, MAX_MEMBERS_USED);
+  return used.length === 0 ? text : `${text.slice(0, -2)}\n${used.map((m) => m.text).join('\n')}\n…`;
 }
 
 // ---------------------------------------------------------------------------------------------------------

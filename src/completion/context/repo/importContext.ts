@@ -1,4 +1,5 @@
 import { baseClassesAt, basesOfFound } from './baseClasses';
+import { dottedNames, withMembersUsed } from './declarationsOf';
 import { type Found, findDeclaration } from './findDeclaration';
 import type { ModuleIndex } from './moduleIndex';
 import { resolveImport } from './resolveImport';
@@ -80,6 +81,15 @@ export async function importSnippets(file: CursorFile, index: ModuleIndex, signa
   const body = lines.join('\n');
   const out: ContextSnippet[] = [];
   const seen = new Set<string>();
+  let dotted: Set<string> | null = null;
+  /** A declaration's text, as a subclass (`asSubclass`) or the outside sees it, with the cut methods the file uses. */
+  const summaryText = (found: Found, asSubclass: boolean): string => {
+    const d = found.declaration;
+    const text = (asSubclass && d.inherited) || d.text;
+    if (!d.cutMembers) return text;
+    dotted ??= dottedNames(body);
+    return withMembersUsed(text, d.cutMembers, dotted, !asSubclass);
+  };
   /** Imported declarations used on or next to the cursor line: a member reached through them may be inherited. */
   const atCursor: { found: Found; score: number }[] = [];
   const add = (found: Found | null, local: string, order: number, inherited?: number, asSubclass = true) => {
@@ -92,7 +102,7 @@ export async function importSnippets(file: CursorFile, index: ModuleIndex, signa
     out.push({
       source: 'imports',
       path: found.path,
-      text: (inherited !== undefined && asSubclass && found.declaration.inherited) || found.declaration.text,
+      text: summaryText(found, inherited !== undefined && asSubclass),
       line: found.declaration.line,
       names: [found.declaration.name],
       score: used - order * 1e-4,
