@@ -16,12 +16,15 @@ const TEMPLATE_EXPR = '}`';
  * literals do not count, nor do those of a template literal's text after the `}` that closes the `${` the
  * cursor is in (`${err.path})\`;`).
  */
-export const stopAtUnmatchedBracket: CompletionFilter = (text, ctx) => {
+export const stopAtUnmatchedBracket: CompletionFilter = (raw, ctx) => {
   const known = ctx.openAtCursor !== undefined && ctx.closedAfterCursor !== undefined;
   const open = known ? [...ctx.openAtCursor!] : unmatchedOpeners(ctx.linePrefix).reverse();
   const stack: string[] = [];
   const closes: number[] = [];
   let quote: string | null = null;
+  // Cut at a closer that closes nothing; the document's closers before it are then counted as for any text, so
+  // a text is cut where any longer text that begins with it would be (CompletionService stops on that).
+  let text = raw;
   for (let i = 0; i < text.length; i++) {
     const ch = text[i];
     if (quote) {
@@ -36,12 +39,18 @@ export const stopAtUnmatchedBracket: CompletionFilter = (text, ctx) => {
     if (OPEN[ch]) stack.push(OPEN[ch]);
     else if (CLOSE.has(ch)) {
       if (stack.length > 0) {
-        if (stack[stack.length - 1] !== ch) return text.slice(0, i).trimEnd();
+        if (stack[stack.length - 1] !== ch) {
+          text = text.slice(0, i).trimEnd();
+          break;
+        }
         stack.pop();
         continue;
       }
       const closer = open[closes.length];
-      if (closer?.[0] !== ch) return text.slice(0, i).trimEnd();
+      if (closer?.[0] !== ch) {
+        text = text.slice(0, i).trimEnd();
+        break;
+      }
       closes.push(i);
       // The `}` of a template literal's `${`: what follows is the template's text, up to its backquote.
       if (closer === TEMPLATE_EXPR) quote = '`';
