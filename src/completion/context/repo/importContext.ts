@@ -92,17 +92,18 @@ export async function importSnippets(file: CursorFile, index: ModuleIndex, signa
   };
   /** Imported declarations used on or next to the cursor line: a member reached through them may be inherited. */
   const atCursor: { found: Found; score: number }[] = [];
-  const add = (found: Found | null, local: string, order: number, inherited?: number, asSubclass = true) => {
+  /** `ranked`: a class the cursor's code inherits from, with its score and the view it is shown in. */
+  const add = (found: Found | null, local: string, order: number, ranked?: { score: number; asSubclass: boolean }) => {
     if (!found || found.path === file.path) return;
     const key = `${found.path}:${found.declaration.line}`;
     if (seen.has(key) || out.length >= MAX_SNIPPETS) return;
     seen.add(key);
-    const used = inherited ?? closeness(lines, local, file.line);
-    if (inherited === undefined && used >= AT_CURSOR) atCursor.push({ found, score: used });
+    const used = ranked?.score ?? closeness(lines, local, file.line);
+    if (!ranked && used >= AT_CURSOR) atCursor.push({ found, score: used });
     out.push({
       source: 'imports',
       path: found.path,
-      text: summaryText(found, inherited !== undefined && asSubclass),
+      text: summaryText(found, ranked?.asSubclass ?? false),
       line: found.declaration.line,
       names: [found.declaration.name],
       score: used - order * 1e-4,
@@ -110,7 +111,8 @@ export async function importSnippets(file: CursorFile, index: ModuleIndex, signa
   };
   let order = 0;
   // First the classes the cursor's class extends, as a subclass sees them: what `self.` and `this.` reach.
-  for (const { found, depth } of await baseClassesAt(file, summary, index, signal)) add(found, found.declaration.name, order++, 1.05 - 0.05 * depth);
+  for (const { found, depth } of await baseClassesAt(file, summary, index, signal))
+    add(found, found.declaration.name, order++, { score: 1.05 - 0.05 * depth, asSubclass: true });
   for (const ref of summary.imports) {
     if (signal?.aborted) break;
     const target = await resolveImport(index.files, file.path, ref, file.lang);
@@ -136,7 +138,7 @@ export async function importSnippets(file: CursorFile, index: ModuleIndex, signa
   for (const { found, score } of atCursor.slice(0, MAX_CLASSES_AT_CURSOR)) {
     if (signal?.aborted) break;
     for (const base of await basesOfFound(found, file, summary, index, signal))
-      add(base.found, base.found.declaration.name, order++, score - 0.1 * base.depth, false);
+      add(base.found, base.found.declaration.name, order++, { score: score - 0.1 * base.depth, asSubclass: false });
   }
   return out;
 }
