@@ -61,6 +61,35 @@ export async function triggerAndAccept(editor: vscode.TextEditor, tries = 6): Pr
   return '';
 }
 
+/** A small file to open, and where the cursor goes in it (after the first `cursorAfter`). */
+export interface Place {
+  file: string;
+  text: string;
+  cursorAfter: string;
+}
+
+/**
+ * triggerAndAccept at each place in turn until one suggestion is accepted. Which answer the small model gives,
+ * and whether the filters keep it, depends on the prompt, and the prompt on what earlier tests left in the
+ * recent-chunk ring and the workspace (a suggestion accepted whole or as a partial line on a slower machine).
+ * A test about something else than that answer (a restarted worker, line endings) asks at several places: one
+ * place's nothing is cached, so asking there again cannot help. On failure the message says what the requests got.
+ */
+export async function acceptAtAny(places: Place[]): Promise<{ editor: vscode.TextEditor; inserted: string }> {
+  const api = await activeApi();
+  const before = { ...api.stats.bySource, gated: api.stats.gated, shown: api.stats.shown };
+  for (const place of places) {
+    const editor = await openAt(place.file, place.text, place.cursorAfter);
+    const got = await triggerAndAccept(editor, 3);
+    if (got.length > 0) return { editor, inserted: got };
+  }
+  const now = { ...api.stats.bySource, gated: api.stats.gated, shown: api.stats.shown };
+  const delta = Object.entries(now)
+    .map(([k, v]) => `${k} +${v - (before[k as keyof typeof before] ?? 0)}`)
+    .join(', ');
+  throw new assert.AssertionError({ message: `no suggestion accepted at any of ${places.map((p) => p.file).join(', ')} (requests: ${delta})` });
+}
+
 /** How long a running request is waited for at most (a model loading on a busy 2-core machine). */
 const RUNNING_REQUEST_TIMEOUT_MS = 45_000;
 
