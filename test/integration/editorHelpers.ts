@@ -68,6 +68,11 @@ export interface Place {
   cursorAfter: string;
 }
 
+/** Three one-line Python functions with the cursor after `return` (files named `<prefix>_<function>.py`). */
+export function returnPlaces(prefix: string, eol = '\n'): Place[] {
+  return ['square', 'cube', 'halve'].map((name) => ({ file: `${prefix}_${name}.py`, text: `def ${name}(x):${eol}    return${eol}`, cursorAfter: 'return' }));
+}
+
 /**
  * triggerAndAccept at each place in turn until one suggestion is accepted. Which answer the small model gives,
  * and whether the filters keep it, depends on the prompt, and the prompt on what earlier tests left in the

@@ -11,7 +11,7 @@ import { EngineClient } from '../../src/engine/host/client';
 import { childProcessConverter } from '../../src/hub/childProcessConverter';
 import { FileInUseError } from '../../src/platform/lockRetry';
 import { removeFolder } from '../../src/platform/folderSwap';
-import { EXTENSION_ID, acceptAtAny, activeApi } from './editorHelpers';
+import { EXTENSION_ID, acceptAtAny, activeApi, returnPlaces } from './editorHelpers';
 import { after, assert, before, test, waitFor } from './harness';
 
 /** The repository (its fixtures), from out/test/integration/. */
@@ -63,7 +63,7 @@ test('platform: the status bar names the device; cpu reloads on the CPU; Measure
     await waitFor(() => api.loader.info?.device.setting === 'cpu', 'the reload on the CPU', 60_000);
     assert.deepEqual(api.loader.info?.device, { setting: 'cpu', device: 'cpu', reason: 'the device is set to cpu' });
     assert.match(api.status.tooltip, /Runs on the CPU: the device is set to cpu/);
-    await acceptAtAny(['half', 'twice', 'negate'].map((name) => ({ file: `on_cpu_${name}.py`, text: `def ${name}(x):\n    return\n`, cursorAfter: 'return' })));
+    await acceptAtAny(returnPlaces('on_cpu'));
   } finally {
     await cfg().update('engine.device', undefined, vscode.ConfigurationTarget.Global);
     await waitFor(() => api.loader.info?.device.setting === 'auto', 'the reload with auto', 60_000);
@@ -97,9 +97,7 @@ test('platform: Restart Engine starts a new worker process, and suggestions come
   await waitFor(() => api.loader.info !== null, 'the model after the restart', 60_000);
   const after = (await api.client.workerStats()).pid;
   assert.notEqual(after, before);
-  await acceptAtAny(
-    ['square', 'cube', 'halve'].map((name) => ({ file: `restarted_${name}.py`, text: `def ${name}(x):\n    return\n`, cursorAfter: 'return' })),
-  );
+  await acceptAtAny(returnPlaces('restarted'));
   assert.equal((await api.client.workerStats()).pid, after, 'the suggestion came from another worker');
 });
 

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { GhostlineApi } from '../../src/extension';
 import { stubServer } from '../servers/stubServers';
-import { activeApi, EXTENSION_ID, generateWithSeeds, openAt, triggerAndAccept, workspaceFolder } from './editorHelpers';
+import { acceptAtAny, activeApi, EXTENSION_ID, generateWithSeeds, openAt, returnPlaces, triggerAndAccept, workspaceFolder } from './editorHelpers';
 import { after, assert, before, test, waitFor } from './harness';
 
 const KEY = 'team-key-7f3a';
@@ -106,9 +106,7 @@ test('the server goes away: with fallbackToLocal the local model answers and the
   await waitFor(() => api.loader.info !== null, 'the local model loaded for the fallback', 60_000);
   await server.stop();
   server = null;
-  const editor = await openAt('fallback.py', 'def cube(x):\n    return\n', 'return');
-  const got = await triggerAndAccept(editor);
-  assert.ok(got.length > 0, 'no suggestion from the local fallback');
+  await acceptAtAny(returnPlaces('fallback'));
   await waitFor(() => api.status.current === 'offline', 'status offline', 10_000);
   assert.match(api.stats.backend, /^local \(openai server unavailable\)/);
   assert.equal(api.stats.lastServer, null, 'the last answer came from the local model');
