@@ -101,7 +101,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     type: 'boolean',
     default: true,
     description:
-      'Context: the declarations of the names the file imports from workspace files, and of the classes the class at the cursor extends (TypeScript, JavaScript, Python).',
+      'Context: the declarations of the names the file imports from workspace files, of the classes the class at the cursor extends, and of the classes of the objects the cursor line uses, as their declarations type them (TypeScript, JavaScript, Python).',
   },
   {
     key: 'context.definitions',

@@ -95,3 +95,26 @@ test('typing on a line keeps the context block byte-identical (the KV cache reus
   }
   assert.equal(heads.size, 1, 'one context block for every keystroke on the line');
 });
+
+test('a declaration found for the cursor line goes last (it changes as the line is typed), unless a stable source offers it too', () => {
+  const receiver = { ...snip('imports', 'src/z.ts', 5, 'export class Receiver { … }', 1.1, ['Receiver']), atCursor: true };
+  const got = assembleContext([...SNIPPETS, receiver], 10_000, '');
+  assert.deepEqual(
+    got.map((c) => c.path),
+    ['src/a.ts', 'src/c.ts', 'src/d.ts', 'src/z.ts', 'src/b.ts'],
+    'after the imports and the ring, with the definitions',
+  );
+  // The same declaration from the imports: it stays at the imports' place, with the receiver's score.
+  const stable = snip('imports', 'src/z.ts', 5, 'export class Receiver { … }', 0.1, ['Receiver']);
+  const both = assembleContext([...SNIPPETS, stable, receiver], 10_000, '');
+  assert.deepEqual(
+    both.map((c) => c.path),
+    ['src/a.ts', 'src/z.ts', 'src/c.ts', 'src/d.ts', 'src/b.ts'],
+  );
+  const tight = assembleContext([...SNIPPETS, stable, receiver], 40, '');
+  assert.deepEqual(
+    tight.map((c) => c.path),
+    ['src/z.ts'],
+    'ranked with the better score',
+  );
+});

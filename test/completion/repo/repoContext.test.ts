@@ -128,3 +128,24 @@ test('a provider whose empty answer is not final (a language server loading its 
   await ctx.refresh(at(1), undefined, true);
   assert.equal(calls, 3, 'forced');
 });
+
+test('two providers of one source keep their results side by side, and the source setting turns both off', async () => {
+  const provider = (id: string, text: string): ContextProvider => ({
+    source: 'imports',
+    id,
+    key: () => 'k',
+    gather: async () => [{ ...snippet(text), source: 'imports' }],
+  });
+  let on = true;
+  const ctx = new RepoContext([provider('imports', 'stable'), provider('imports:receivers', 'at cursor')], { enabled: () => on });
+  await ctx.refresh(at(1));
+  assert.deepEqual(
+    ctx
+      .snippets('a.ts')
+      .map((s) => s.text)
+      .sort(),
+    ['at cursor', 'stable'],
+  );
+  on = false;
+  assert.deepEqual(ctx.snippets('a.ts'), []);
+});

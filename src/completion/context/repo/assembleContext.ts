@@ -30,7 +30,7 @@ export function assembleContext(snippets: readonly ContextSnippet[], budgetChars
       .map((l) => l.trim())
       .filter((l) => l.length > 3),
   );
-  const ranked = [...snippets].sort((a, b) => weight(b) - weight(a) || order(a) - order(b));
+  const ranked = stableFirst(snippets).sort((a, b) => weight(b) - weight(a) || order(a) - order(b));
   const keptNames = new Set<string>();
   const keptTexts = new Set<string>();
   const kept: ContextSnippet[] = [];
@@ -51,12 +51,30 @@ export function assembleContext(snippets: readonly ContextSnippet[], budgetChars
   return layout(kept);
 }
 
+/**
+ * A declaration found for the cursor line that a stable source offers too goes in at the stable source's place,
+ * with the better of the two scores: its bytes then stay put while the line is typed.
+ */
+function stableFirst(snippets: readonly ContextSnippet[]): ContextSnippet[] {
+  const keyOf = (s: ContextSnippet, n: string) => `${s.path}#${n}`;
+  const best = new Map<string, number>();
+  for (const s of snippets) if (s.atCursor) for (const n of s.names ?? []) best.set(keyOf(s, n), Math.max(best.get(keyOf(s, n)) ?? 0, s.score));
+  const stable = new Set<string>();
+  for (const s of snippets) if (!s.atCursor) for (const n of s.names ?? []) if (best.has(keyOf(s, n))) stable.add(keyOf(s, n));
+  return snippets.flatMap((s) => {
+    const keys = (s.names ?? []).map((n) => keyOf(s, n));
+    if (s.atCursor) return keys.some((k) => stable.has(k)) ? [] : [s];
+    const raised = Math.max(s.score, ...keys.map((k) => best.get(k) ?? 0));
+    return [raised === s.score ? s : { ...s, score: raised }];
+  });
+}
+
 function weight(s: ContextSnippet): number {
   return (SOURCE_WEIGHT[s.source] * s.score) / Math.sqrt(Math.max(1, s.text.length / COST_UNIT));
 }
 
 function order(s: ContextSnippet): number {
-  return CONTEXT_SOURCES.indexOf(s.source);
+  return CONTEXT_SOURCES.indexOf(s.atCursor ? 'definitions' : s.source);
 }
 
 function inWindow(text: string, windowLines: Set<string>): boolean {

@@ -1,4 +1,4 @@
-import { type Found, findDeclaration } from './findDeclaration';
+import { type Found, findDeclaration, namespaceSubmodule } from './findDeclaration';
 import type { CursorFile } from './importContext';
 import type { ModuleIndex, ModuleSummary } from './moduleIndex';
 import { resolveImport } from './resolveImport';
@@ -89,13 +89,17 @@ async function walkBases(
 }
 
 /** Where the cursor file's import of `name` (`Base`, or `module.Base`) leads. */
-async function importedDeclaration(file: CursorFile, summary: ModuleSummary, index: ModuleIndex, name: string): Promise<Found | null> {
+export async function importedDeclaration(file: CursorFile, summary: ModuleSummary, index: ModuleIndex, name: string): Promise<Found | null> {
   const [head, ...rest] = name.split('.');
   for (const ref of summary.imports) {
     const bound = ref.names.find((n) => n.local === head);
     if (!bound) continue;
     const target = await resolveImport(index.files, file.path, ref, file.lang);
-    if (!target) continue;
+    if (!target) {
+      // A namespace package's submodule (`from pkg import mod` without `pkg/__init__.py`), then `mod.Base`.
+      const sub = file.lang === 'python' && bound.imported !== '*' ? await namespaceSubmodule(index, file.path, ref, bound.imported) : null;
+      return sub && rest.length === 1 ? findDeclaration(index, sub.path, rest[0]) : rest.length === 0 ? sub : null;
+    }
     // `import pkg.mod as m` / `import * as m` then `m.Base`; otherwise the imported name itself.
     if (bound.imported === '*') return rest.length === 1 ? findDeclaration(index, target, rest[0]) : null;
     const found = await findDeclaration(index, target, bound.imported);
@@ -122,6 +126,12 @@ function declaresClass(line: string, name: string): boolean {
  * if it is a class header. A top-level line that is not one (a function, a closing brace) ends the search.
  */
 export function enclosingClass(lines: readonly string[], line: number, lang: SourceLanguage): ClassHeader | null {
+  const at = enclosingClassLine(lines, line, lang);
+  return at < 0 ? null : classHeader(lines, at, lang);
+}
+
+/** The line of the header of the class whose body holds line `line` (see enclosingClass), or -1. */
+export function enclosingClassLine(lines: readonly string[], line: number, lang: SourceLanguage): number {
   const cursor = lines[line] ?? '';
   let limit = cursor.trim() === '' ? cursor.length : cursor.length - cursor.trimStart().length;
   for (let i = line - 1; i >= Math.max(0, line - MAX_SCAN_LINES); i--) {
@@ -130,11 +140,10 @@ export function enclosingClass(lines: readonly string[], line: number, lang: Sou
     const indent = l.length - l.trimStart().length;
     if (indent >= limit) continue;
     limit = indent;
-    const header = classHeader(lines, i, lang);
-    if (header) return header;
-    if (indent === 0) return null;
+    if (classHeader(lines, i, lang)) return i;
+    if (indent === 0) return -1;
   }
-  return null;
+  return -1;
 }
 
 /** The name and base classes of the class header at line `at` (-1: the first header in `lines`), or null. */

@@ -1,7 +1,7 @@
 import { CandidateFiles } from './candidateFiles';
 import { ModuleIndex } from './moduleIndex';
 import { SourceParser } from './parseSource';
-import { importsProvider, similarProvider } from './providers';
+import { importsProvider, receiversProvider, similarProvider } from './providers';
 import { type ContextProvider, RepoContext, type RepoContextOptions } from './repoContext';
 import type { Candidate } from './similarSnippets';
 import type { SourceFiles } from './sourceFiles';
@@ -20,6 +20,11 @@ export interface RepoContextParts extends RepoContextOptions {
 export function createRepoContext(parts: RepoContextParts): { context: RepoContext; index: ModuleIndex } {
   const index = new ModuleIndex(parts.files, new SourceParser(parts.wasmDir));
   const candidates = new CandidateFiles(parts.files, parts.open);
-  const providers = [importsProvider(index), similarProvider((at, signal) => candidates.candidates(at.path, signal)), ...(parts.more ?? [])];
+  const providers = [
+    importsProvider(index),
+    receiversProvider(index),
+    similarProvider((at, signal) => candidates.candidates(at.path, signal)),
+    ...(parts.more ?? []),
+  ];
   return { context: new RepoContext(providers, parts), index };
 }

@@ -64,11 +64,19 @@ function scriptDeclarations(n: Node): Declaration[] {
   lead ??= leadingComment(node);
   const line = lead?.startPosition.row ?? n.startPosition.row;
   switch (node.type) {
+    case 'class_declaration':
+    case 'abstract_class_declaration': {
+      const name = declaredName(node);
+      const body = node.childForFieldName('body');
+      if (!name) return [];
+      if (!body || n.endPosition.row - n.startPosition.row + 1 <= SHORT_BODY_LINES + 1)
+        return [{ name, line, endLine: n.endPosition.row, text: summarizeScript(node, lead, n) }];
+      const { text, cut } = scriptClassSummary(node, lead, n, body);
+      return [{ name, line, endLine: n.endPosition.row, text, ...(cut.length > 0 && { cutMembers: cut }) }];
+    }
     case 'function_declaration':
     case 'generator_function_declaration':
     case 'function_signature':
-    case 'class_declaration':
-    case 'abstract_class_declaration':
     case 'interface_declaration':
     case 'type_alias_declaration':
     case 'enum_declaration':
@@ -118,24 +126,40 @@ function summarizeScript(node: Node, lead: Node | null, outer: Node): string {
   const body = node.childForFieldName('body');
   const lines = outer.endPosition.row - outer.startPosition.row + 1;
   if (!body || lines <= SHORT_BODY_LINES + 1) return textFrom(lead, capLines(outer.text));
-  if (node.type === 'class_declaration' || node.type === 'abstract_class_declaration') {
-    const members: string[] = [];
-    for (const m of body.namedChildren) {
-      if (!m || m.type === 'comment') continue;
-      if (/^(private|#)/.test(m.text) || m.childForFieldName('name')?.type === 'private_property_identifier') continue;
-      if (m.namedChildren.some((c) => c?.type === 'accessibility_modifier' && c.text === 'private')) continue;
-      const mBody = m.childForFieldName('body');
-      const short = m.endPosition.row - m.startPosition.row + 1 <= SHORT_BODY_LINES;
-      const doc = leadingComment(m);
-      const memberText = !mBody || short ? m.text : `${headOf(m, m, mBody)} { … }`;
-      const pad = ' '.repeat(m.startPosition.column);
-      members.push(doc ? `${pad}${doc.text}\n${pad}${memberText}` : pad + memberText);
-    }
-    return textFrom(lead, capLines(`${headOf(outer, node, body)} {\n${members.join('\n')}\n}`));
-  }
+  if (node.type === 'class_declaration' || node.type === 'abstract_class_declaration') return scriptClassSummary(node, lead, outer, body).text;
   if (node.type === 'function_declaration' || node.type === 'generator_function_declaration') return textFrom(lead, `${headOf(outer, node, body)} { … }`);
   // Interfaces, enums, type aliases, namespaces: their members are the declaration.
   return textFrom(lead, capLines(outer.text));
+}
+
+/**
+ * A class's head and its non-private members, long bodies elided. The members' doc comments go when they would
+ * push members out of the summary: a class's member list is what `obj.` needs. Members past the cut come back in
+ * `cut`, for withMembersUsed.
+ */
+function scriptClassSummary(node: Node, lead: Node | null, outer: Node, body: Node): { text: string; cut: CutMember[] } {
+  const members: { name: string; doc: string | null; text: string }[] = [];
+  for (const m of body.namedChildren) {
+    if (!m || m.type === 'comment') continue;
+    if (/^(private|#)/.test(m.text) || m.childForFieldName('name')?.type === 'private_property_identifier') continue;
+    if (m.namedChildren.some((c) => c?.type === 'accessibility_modifier' && c.text === 'private')) continue;
+    const mBody = m.childForFieldName('body');
+    const short = m.endPosition.row - m.startPosition.row + 1 <= SHORT_BODY_LINES;
+    const doc = leadingComment(m);
+    const pad = ' '.repeat(m.startPosition.column);
+    members.push({ name: declaredName(m) ?? '', doc: doc ? pad + doc.text : null, text: pad + (!mBody || short ? m.text : `${headOf(m, m, mBody)} { … }`) });
+  }
+  const head = textFrom(lead, `${headOf(outer, node, body)} {`);
+  const compose = (docs: boolean) => [head, ...members.map((m) => (docs && m.doc ? `${m.doc}\n${m.text}` : m.text)), '}'].join('\n');
+  const withDocs = compose(true);
+  if (withDocs.split('\n').length <= MAX_SUMMARY_LINES) return { text: withDocs, cut: [] };
+  let at = head.split('\n').length;
+  const cut: CutMember[] = [];
+  for (const m of members) {
+    if (at >= MAX_SUMMARY_LINES && m.name) cut.push({ name: m.name, text: m.text });
+    at += m.text.split('\n').length;
+  }
+  return { text: capLines(compose(false)), cut };
 }
 
 function summarizeVariable(d: Node, lead: Node | null, outer: Node): string {

@@ -41,6 +41,17 @@ export async function findDeclaration(index: ModuleIndex, path: string, name: st
   return null;
 }
 
+/**
+ * Python `from pkg import name` where `pkg` has no `__init__.py` (a namespace package, PEP 420: no file to resolve
+ * the import to): `name` is the submodule `pkg/name.py`, shown by its declarations' summary.
+ */
+export async function namespaceSubmodule(index: ModuleIndex, from: string, ref: Pick<ImportRef, 'specifier'>, name: string): Promise<Found | null> {
+  const specifier = ref.specifier.endsWith('.') ? `${ref.specifier}${name}` : `${ref.specifier}.${name}`;
+  const sub = await resolveImport(index.files, from, { specifier }, 'python');
+  const summary = sub ? await index.summary(sub) : null;
+  return sub && summary ? { path: sub, declaration: moduleOverview(name, summary.declarations), module: true } : null;
+}
+
 /** The name under which `ref` passes `name` on from its module, or null. Python binds every import in the module's namespace. */
 function passesOn(ref: ImportRef, name: string, lang: SourceLanguage): string | null {
   if (lang !== 'python' && !ref.reexport) {

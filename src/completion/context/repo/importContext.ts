@@ -1,6 +1,7 @@
 import { baseClassesAt, basesOfFound } from './baseClasses';
 import { dottedNames, withMembersUsed } from './declarationsOf';
-import { type Found, findDeclaration } from './findDeclaration';
+import { type Found, findDeclaration, namespaceSubmodule } from './findDeclaration';
+import { receiverChains, receiverClassesAt } from './receiverTypes';
 import type { ModuleIndex } from './moduleIndex';
 import { resolveImport } from './resolveImport';
 import type { ContextSnippet } from './snippet';
@@ -116,7 +117,17 @@ export async function importSnippets(file: CursorFile, index: ModuleIndex, signa
   for (const ref of summary.imports) {
     if (signal?.aborted) break;
     const target = await resolveImport(index.files, file.path, ref, file.lang);
-    if (!target) continue;
+    if (!target) {
+      // `from pkg import mod` of a namespace package (no `__init__.py`): submodules, and the members used through them.
+      if (file.lang !== 'python') continue;
+      for (const name of ref.names) {
+        const found = name.imported === '*' ? null : await namespaceSubmodule(index, file.path, ref, name.imported);
+        add(found, name.local, order++);
+        if (found)
+          for (const member of membersUsed(body, name.local)) add(await findDeclaration(index, found.path, member), `${name.local}.${member}`, order++);
+      }
+      continue;
+    }
     for (const name of ref.names) {
       if (name.imported === '*') {
         for (const member of membersUsed(body, name.local)) add(await findDeclaration(index, target, member), `${name.local}.${member}`, order++);
@@ -141,6 +152,39 @@ export async function importSnippets(file: CursorFile, index: ModuleIndex, signa
       add(base.found, base.found.declaration.name, order++, { score: score - 0.1 * base.depth, asSubclass: false });
   }
   return out;
+}
+
+/** Score of the class of an object used on the cursor line: what the member being typed belongs to. */
+const RECEIVER_SCORE = 1.1;
+
+/**
+ * The classes of the objects used on the cursor line (receiverTypes.ts) as the outside sees them (with the cut
+ * methods the file uses), and the classes they extend, where an inherited member is declared.
+ */
+export async function receiverSnippets(file: CursorFile, index: ModuleIndex, signal?: AbortSignal): Promise<ContextSnippet[]> {
+  if (receiverChainsOnLine(file) === 0) return [];
+  const summary = await index.summarize(importSection(file.text), file.lang);
+  if (!summary) return [];
+  const dotted = dottedNames(file.text);
+  const out: ContextSnippet[] = [];
+  const snippet = (found: Found, score: number): ContextSnippet => ({
+    source: 'imports',
+    path: found.path,
+    text: withMembersUsed(found.declaration.text, found.declaration.cutMembers, dotted, true),
+    line: found.declaration.line,
+    names: [found.declaration.name],
+    score,
+    atCursor: true,
+  });
+  for (const found of await receiverClassesAt(file, summary, index, signal)) {
+    out.push(snippet(found, RECEIVER_SCORE));
+    for (const base of await basesOfFound(found, file, summary, index, signal)) out.push(snippet(base.found, RECEIVER_SCORE - 0.1 * base.depth));
+  }
+  return out;
+}
+
+function receiverChainsOnLine(file: CursorFile): number {
+  return receiverChains(file.text.split('\n', file.line + 1)[file.line] ?? '').length;
 }
 
 function escapeRegExp(s: string): string {

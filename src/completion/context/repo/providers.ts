@@ -1,4 +1,5 @@
-import { type CursorFile, IMPORT_LINE, importSnippets } from './importContext';
+import { type CursorFile, IMPORT_LINE, importSnippets, receiverSnippets } from './importContext';
+import { receiverChains } from './receiverTypes';
 import type { ModuleIndex } from './moduleIndex';
 import { MAX_PARSED_CHARS } from './parseSource';
 import type { ContextProvider, GatherAt } from './repoContext';
@@ -33,6 +34,26 @@ export function importsProvider(index: ModuleIndex): ContextProvider {
     gather: async (at, signal) => {
       const file = cursorFile(at);
       return file ? importSnippets(file, index, signal) : [];
+    },
+  };
+}
+
+/**
+ * The classes of the objects the cursor line uses (`self.plugins.`, `req.`), from their declared types: part of
+ * the imports source (tree-sitter and text; no language server), asked again when the line's receivers change.
+ */
+export function receiversProvider(index: ModuleIndex): ContextProvider {
+  return {
+    source: 'imports',
+    id: 'imports:receivers',
+    key: (at) => {
+      if (!languageOfPath(at.path) || at.length > MAX_PARSED_CHARS) return 'none';
+      const chains = receiverChains(at.text().split('\n', at.line + 1)[at.line] ?? '');
+      return chains.length === 0 ? 'none' : `${at.line}\0${chains.map((c) => c.join('.')).join(',')}`;
+    },
+    gather: async (at, signal) => {
+      const file = cursorFile(at);
+      return file ? receiverSnippets(file, index, signal) : [];
     },
   };
 }

@@ -14,6 +14,8 @@ export interface GatherAt {
 /** One source of repository context. Pure: it reads the workspace through what it was built with. */
 export interface ContextProvider {
   readonly source: ContextSource;
+  /** Tells apart two providers of one source (their results are kept side by side); default: the source. */
+  readonly id?: string;
   /** Its result is reused while this is the same (what the snippets depend on: the line's block, the file's imports). */
   key(at: GatherAt): string;
   gather(at: GatherAt, signal: AbortSignal): Promise<ContextSnippet[]>;
@@ -34,6 +36,7 @@ export interface RepoContextOptions {
 }
 
 interface SourceState {
+  source: ContextSource;
   key: string;
   snippets: ContextSnippet[];
   /**
@@ -64,7 +67,7 @@ const DEFAULT_DEADLINE_MS = 250;
  * a keystroke never waits on a provider, and a slow or failing provider costs nothing but its own snippets.
  */
 export class RepoContext {
-  private readonly byPath = new LRUCache<string, Map<ContextSource, SourceState>>({ max: 64 });
+  private readonly byPath = new LRUCache<string, Map<string, SourceState>>({ max: 64 });
   private readonly running = new Map<string, Promise<void>>();
   private readonly loggedFailures = new Set<string>();
   readonly stats: GatherStats = { gathers: 0, failures: 0, timeouts: 0, durationsMs: [] };
@@ -90,8 +93,8 @@ export class RepoContext {
       } catch {
         continue;
       }
-      const runKey = `${at.path}\0${p.source}`;
-      const state = this.byPath.get(at.path)?.get(p.source);
+      const runKey = `${at.path}\0${idOf(p)}`;
+      const state = this.byPath.get(at.path)?.get(idOf(p));
       if (!force && state?.key === key && (state.settled || now() - state.at < RETRY_MS)) continue;
       const inFlight = this.running.get(`${runKey}\0${key}`);
       if (inFlight) {
@@ -110,7 +113,7 @@ export class RepoContext {
     const states = this.byPath.get(path);
     if (!states) return [];
     const out: ContextSnippet[] = [];
-    for (const [source, s] of states) if (this.opts.enabled(source)) out.push(...s.snippets);
+    for (const s of states.values()) if (this.opts.enabled(s.source)) out.push(...s.snippets);
     return out;
   }
 
@@ -141,11 +144,15 @@ export class RepoContext {
     this.stats.gathers++;
     this.stats.durationsMs.push(now() - t0);
     if (this.stats.durationsMs.length > 512) this.stats.durationsMs.shift();
-    const states = this.byPath.get(at.path) ?? new Map<ContextSource, SourceState>();
-    const previous = states.get(p.source);
+    const states = this.byPath.get(at.path) ?? new Map<string, SourceState>();
+    const previous = states.get(idOf(p));
     // A cut or failed gather that found nothing keeps what the last one for this key found.
     const kept = !settled && snippets.length === 0 && previous?.key === key ? previous.snippets : snippets;
-    states.set(p.source, { key, snippets: kept, settled, at: now() });
+    states.set(idOf(p), { source: p.source, key, snippets: kept, settled, at: now() });
     this.byPath.set(at.path, states);
   }
+}
+
+function idOf(p: ContextProvider): string {
+  return p.id ?? p.source;
 }

@@ -17,4 +17,9 @@ export interface ContextSnippet {
   line: number;
   /** The names it declares, so one declaration offered by two sources goes in once. */
   names?: readonly string[];
+  /**
+   * Found for what the cursor line holds, so it changes as the line is typed: laid out with the most volatile
+   * sources (after the stable ones), so that a change moves only the context's end and its KV cache is kept.
+   */
+  atCursor?: boolean;
 }
