@@ -230,16 +230,18 @@ test('a TypeScript class too long for its summary: members without their doc com
   assert.match(withMembersUsed(cut.text, cut.cutMembers, new Set(['field79']), true), /field79: number\n…$/);
 });
 
-test('through the whole repository context (as `ghostline prompt` builds it): the receiver class is in the prompt while the line uses it', async () => {
+test('through the whole repository context (as `ghostline prompt` builds it): the receiver class comes in with the line that uses it, and stays', async () => {
   const { WorkspacePrompts } = await import('../../../src/cli/workspacePrompt');
   const { fimTemplateForFamily } = await import('../../../src/completion/prompt/fimTemplates');
   const model = { template: fimTemplateForFamily('qwen2.5-coder'), traits: { contextTokens: 32768, charsPerToken: 3.2 } };
   const prompts = new WorkspacePrompts(new MemoryFiles(new Map(Object.entries(TS))), model, { sources: { imports: true, similar: false, ring: false } });
   const lines = TS['src/main.ts'].split('\n');
-  const at = async (line: number) => {
-    const p = await prompts.at('src/main.ts', TS['src/main.ts'], line, lines[line].length, 'typescript');
-    return p.context.filter((c) => c.path === 'src/transactions.ts' && /class Transaction/.test(c.text)).map((c) => c.source);
-  };
-  assert.deepEqual(await at(10), ['imports'], '`tx.`: the class createTransaction returns');
-  assert.deepEqual(await at(9), [], 'the line above names no receiver, and the file never names the class');
+  const contextAt = async (line: number) => (await prompts.at('src/main.ts', TS['src/main.ts'], line, lines[line].length, 'typescript')).context;
+  const transaction = (context: { path: string; text: string; source: string }[]) =>
+    context.filter((c) => c.path === 'src/transactions.ts' && /class Transaction/.test(c.text)).map((c) => c.source);
+  assert.deepEqual(transaction(await contextAt(9)), [], 'the line names no receiver, and the file never names the class');
+  const typed = await contextAt(10);
+  assert.deepEqual(transaction(typed), ['imports'], '`tx.`: the class createTransaction returns');
+  // Back on a line without receivers, the class stays, and the context keeps its bytes (the KV cache after it too).
+  assert.deepEqual(await contextAt(9), typed);
 });

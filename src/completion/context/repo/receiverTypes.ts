@@ -11,7 +11,7 @@ const LOCAL_SCAN_LINES = 150;
 /** Base classes searched for a member the class itself does not declare. */
 const MAX_BASES = 3;
 
-const NAME = /[A-Za-z_$][\w$]*/;
+const NAME = /^[A-Za-z_$][\w$]*$/;
 const CHAIN = /(?<![\w$.)\]])((?:[A-Za-z_$][\w$]*\s*\??\.\s*)+)/g;
 const OWN = new Set(['self', 'cls', 'this']);
 
