@@ -1,5 +1,5 @@
 import { promptText, type Prompt } from '../engine/shared/prompt';
-import type { FirstLine } from '../engine/shared/types';
+import type { FirstLine, GenerateResult } from '../engine/shared/types';
 import { CompletionCache } from './cache/completionCache';
 import { contextHash } from './cache/contextKey';
 import { ChunkRing } from './context/chunkRing';
@@ -56,6 +56,8 @@ export class CompletionService {
   private readonly files: FilePromptMemory;
   /** Generations stopped at their first line because the filters would drop the whole answer (benchmarks read it). */
   stoppedAtFirstLine = 0;
+  /** First lines kept on screen because the gate would hold their whole answer back (keepShown). */
+  keptShownLines = 0;
 
   constructor(
     private readonly generator: Generator,
@@ -289,7 +291,7 @@ export class CompletionService {
     if (early) {
       const first = await untilAborted(Promise.race([settled.then(() => null), job.early]), signal, null);
       if (first && this.gate(first.items, first.confidence, req.explicit).items.length > 0) {
-        const fuller = settled.then(({ r }) => r.finishReason !== 'cancelled').catch(() => false);
+        const fuller = settled.then(({ r, scored }) => this.keepShown(r, scored, first, hash, ctx.linePrefix)).catch(() => false);
         return { ...first, raw: job.streamed, source: 'model', prompt: promptText(built.prompt), cancelled: false, fuller };
       }
       // A first line the gate holds back is the answer too: the whole answer would start with that same text,
@@ -326,6 +328,19 @@ export class CompletionService {
       prompt: promptText(built.prompt),
       cancelled: r.finishReason === 'cancelled',
     };
+  }
+
+  /**
+   * Whether a whole answer replaces the first line already shown (the refresh then shows it). Not when the gate
+   * would hold the whole answer back: the line on screen stays (it passed the gate on its own tokens), and is
+   * what this place answers from now on, since ghost text that vanishes at the refresh reads as a glitch.
+   */
+  private keepShown(r: GenerateResult, whole: ScoredItems, shown: ScoredItems, hash: string, linePrefix: string): boolean {
+    if (r.finishReason === 'cancelled') return false;
+    if (whole.items.length === 0 || this.gate(whole.items, whole.confidence, false).items.length > 0) return true;
+    this.cache.set(hash, linePrefix, shown);
+    this.keptShownLines++;
+    return false;
   }
 
   /** Computes, when idle, the suggestion that would follow `accepted` (llama.vscode's speculative prefetch). */

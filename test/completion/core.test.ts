@@ -393,3 +393,48 @@ test('service: a first line still being written after partialLineMs is the answe
   assert.deepEqual(r2.items, ['alpha, beta']);
   assert.equal(r2.fuller, undefined);
 });
+
+test('service: a first line on screen stays when the gate would hold its whole answer back (no ghost text that vanishes at the refresh)', async () => {
+  const gen = new FakeGenerator();
+  // A calibration that reads the mean log-probability: near-certain tokens score about 0.95, unsure ones about 0.
+  const calibration = { version: 1 as const, model: 'test', features: ['mean_logprob' as const], mean: [0], scale: [1], weights: [3], bias: 3 };
+  const svc = new CompletionService(
+    gen,
+    () => template,
+    () => settings,
+    () => ({ contextTokens: 1024, calibration }),
+  );
+  // A partial first line, confident on its own tokens; the whole line then comes out unsure.
+  const called = gen.nextCall();
+  const first = svc.complete(request('total = compute()', 16));
+  await called;
+  const budget = gen.calls[0].options.partialLineMs ?? 0;
+  gen.calls[0].stream('prices, discou', budget);
+  const r1 = await first;
+  assert.deepEqual(r1.items, ['prices,']);
+  gen.calls[0].finish('prices, discount_rate', -4);
+  assert.equal(await r1.fuller, false, 'nothing new to show: no refresh');
+  assert.deepEqual(svc.peek(request('total = compute()', 16))?.items, ['prices,'], 'the line on screen is what this place answers');
+  assert.equal(svc.keptShownLines, 1);
+  // A block: its first line shown, the whole block unsure.
+  const head = 'def f(x):\n    ';
+  const called2 = gen.nextCall();
+  const block = svc.complete(request(head));
+  await called2;
+  gen.calls[1].stream('y = x + 1\n    ');
+  const r2 = await block;
+  assert.deepEqual(r2.items, ['y = x + 1']);
+  gen.calls[1].finish('y = x + 1\n    return y', -4);
+  assert.equal(await r2.fuller, false);
+  assert.deepEqual(svc.peek(request(head))?.items, ['y = x + 1']);
+  // A whole answer the gate shows replaces the line, as before.
+  const called3 = gen.nextCall();
+  const sure = svc.complete(request('def g(x):\n    '));
+  await called3;
+  gen.calls[2].stream('z = x\n    ');
+  const r3 = await sure;
+  gen.calls[2].finish('z = x\n    return z');
+  assert.equal(await r3.fuller, true);
+  assert.deepEqual(svc.peek(request('def g(x):\n    '))?.items, ['z = x\n    return z']);
+  assert.equal(svc.keptShownLines, 2);
+});
