@@ -118,3 +118,27 @@ test('a declaration found for the cursor line goes last (it changes as the line 
     'ranked with the better score',
   );
 });
+
+test('a declaration too long for the budget gets what is left of it, cut to its first lines; whole snippets come first', () => {
+  const members = Array.from({ length: 40 }, (_, i) => `  method${i}(a: number): number { … }`).join('\n');
+  const big = snip('imports', 'src/big.ts', 0, `export class Big {\n${members}\n}`, 1, ['Big']);
+  const small = snip('imports', 'src/small.ts', 0, 'export function small(): void { … }', 0.5, ['small']);
+  const got = assembleContext([big, small], 400, '');
+  assert.deepEqual(
+    got.map((c) => c.path),
+    ['src/big.ts', 'src/small.ts'],
+  );
+  const cut = got[0].text.split('\n');
+  assert.equal(cut[0], 'export class Big {');
+  assert.equal(cut.at(-1), '…', 'marked as cut');
+  assert.ok(cut.length > 3);
+  assert.equal(got[1].text, small.text, 'the whole snippet that fits is kept whole');
+  assert.ok(got.reduce((n, c) => n + c.text.length + 1 + c.path.length, 0) <= 400, 'within the budget');
+  // Room for fewer than three lines: left out rather than a bare signature.
+  assert.deepEqual(
+    assembleContext([big], 50, '').map((c) => c.path),
+    [],
+  );
+  // Ring windows and similar code are not cut: they are windows, not declarations.
+  assert.deepEqual(assembleContext([{ ...big, source: 'similar' }], 400, ''), []);
+});

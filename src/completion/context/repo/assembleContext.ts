@@ -35,20 +35,49 @@ export function assembleContext(snippets: readonly ContextSnippet[], budgetChars
   const keptTexts = new Set<string>();
   const kept: ContextSnippet[] = [];
   let used = 0;
-  for (const s of ranked) {
-    const text = s.text.trimEnd();
-    if (!text.trim() || keptTexts.has(text) || s.names?.some((n) => keptNames.has(`${s.path}#${n}`))) continue;
-    if (inWindow(text, windowLines)) continue;
-    // Each file's header costs a line: counted roughly as the path's length.
-    const cost = text.length + 1 + s.path.length;
-    if (used + cost > budgetChars) continue;
+  const tooLong: ContextSnippet[] = [];
+  const keep = (s: ContextSnippet, text: string, cost: number) => {
     used += cost;
     kept.push({ ...s, text });
     keptTexts.add(text);
     for (const n of s.names ?? []) keptNames.add(`${s.path}#${n}`);
     for (const l of text.split('\n')) if (l.trim().length > 3) windowLines.add(l.trim());
+  };
+  const fresh = (s: ContextSnippet, text: string) =>
+    text.trim() !== '' && !keptTexts.has(text) && !s.names?.some((n) => keptNames.has(`${s.path}#${n}`)) && !inWindow(text, windowLines);
+  for (const s of ranked) {
+    const text = s.text.trimEnd();
+    if (!fresh(s, text)) continue;
+    // Each file's header costs a line: counted roughly as the path's length.
+    const cost = text.length + 1 + s.path.length;
+    if (used + cost > budgetChars) {
+      if (s.source === 'imports' || s.source === 'definitions') tooLong.push(s);
+      continue;
+    }
+    keep(s, text, cost);
+  }
+  // What is left of the budget goes to the declarations too long for it, in rank order, cut to their first lines:
+  // a class's head and first members say more than nothing (a 60-line summary never fits 2,000 characters).
+  for (const s of tooLong) {
+    const text = s.text.trimEnd();
+    const room = budgetChars - used - 1 - s.path.length;
+    const head = headThatFits(text, room);
+    if (head !== null && fresh(s, text)) keep(s, head, head.length + 1 + s.path.length);
   }
   return layout(kept);
+}
+
+/** Lines a cut declaration keeps at least (its signature and a member or two), else it is left out. */
+const MIN_CUT_LINES = 3;
+
+/** The first lines of `text` that fit `room` characters with a closing `…` line, or null when fewer than MIN_CUT_LINES do. */
+function headThatFits(text: string, room: number): string | null {
+  const lines = text.split('\n');
+  let length = 0;
+  let n = 0;
+  while (n < lines.length && length + lines[n].length + 1 + 1 <= room) length += lines[n++].length + 1;
+  if (n < MIN_CUT_LINES || n >= lines.length) return null;
+  return `${lines.slice(0, n).join('\n')}\n…`;
 }
 
 /**
