@@ -1,4 +1,4 @@
-import { type Found, findDeclaration, namespaceSubmodule } from './findDeclaration';
+import { type Found, findDeclaration, findImported } from './findDeclaration';
 import type { CursorFile } from './importContext';
 import type { ModuleIndex, ModuleSummary } from './moduleIndex';
 import { resolveImport } from './resolveImport';
@@ -95,14 +95,10 @@ export async function importedDeclaration(file: CursorFile, summary: ModuleSumma
     const bound = ref.names.find((n) => n.local === head);
     if (!bound) continue;
     const target = await resolveImport(index.files, file.path, ref, file.lang);
-    if (!target) {
-      // A namespace package's submodule (`from pkg import mod` without `pkg/__init__.py`), then `mod.Base`.
-      const sub = file.lang === 'python' && bound.imported !== '*' ? await namespaceSubmodule(index, file.path, ref, bound.imported) : null;
-      return sub && rest.length === 1 ? findDeclaration(index, sub.path, rest[0]) : rest.length === 0 ? sub : null;
-    }
     // `import pkg.mod as m` / `import * as m` then `m.Base`; otherwise the imported name itself.
-    if (bound.imported === '*') return rest.length === 1 ? findDeclaration(index, target, rest[0]) : null;
-    const found = await findDeclaration(index, target, bound.imported);
+    if (bound.imported === '*') return target && rest.length === 1 ? findDeclaration(index, target, rest[0]) : null;
+    const found = await findImported(index, file.path, ref, bound.imported, file.lang, { target });
+    if (!found && !target) continue;
     return found?.module && rest.length === 1 ? findDeclaration(index, found.path, rest[0]) : rest.length === 0 ? found : null;
   }
   return null;

@@ -27,9 +27,7 @@ export async function findDeclaration(index: ModuleIndex, path: string, name: st
   for (const ref of summary.imports) {
     const via = passesOn(ref, name, summary.lang);
     if (via === null) continue;
-    const next = await resolveImport(index.files, path, ref, summary.lang);
-    if (!next) continue;
-    const found = await findDeclaration(index, next, via, hops + 1, visited);
+    const found = await findImported(index, path, ref, via, summary.lang, { hops: hops + 1, visited });
     if (found) return found;
   }
   // `from pkg import mod`: a submodule of the package is a module, shown by its declarations' summary.
@@ -42,10 +40,22 @@ export async function findDeclaration(index: ModuleIndex, path: string, name: st
 }
 
 /**
- * Python `from pkg import name` where `pkg` has no `__init__.py` (a namespace package, PEP 420: no file to resolve
- * the import to): `name` is the submodule `pkg/name.py`, shown by its declarations' summary.
+ * What `name`, imported by `ref` into file `from`, is: its declaration in the module the import resolves to
+ * (`target`, when the caller has resolved it already). Python's `from pkg import name` where `pkg` has no
+ * `__init__.py` (a namespace package, PEP 420: no file to resolve the import to) gives the submodule `pkg/name.py`,
+ * shown by its declarations' summary.
  */
-export async function namespaceSubmodule(index: ModuleIndex, from: string, ref: Pick<ImportRef, 'specifier'>, name: string): Promise<Found | null> {
+export async function findImported(
+  index: ModuleIndex,
+  from: string,
+  ref: Pick<ImportRef, 'specifier'>,
+  name: string,
+  lang: SourceLanguage,
+  via: { target?: string | null; hops?: number; visited?: Set<string> } = {},
+): Promise<Found | null> {
+  const target = via.target !== undefined ? via.target : await resolveImport(index.files, from, ref, lang);
+  if (target) return findDeclaration(index, target, name, via.hops, via.visited);
+  if (lang !== 'python') return null;
   const specifier = ref.specifier.endsWith('.') ? `${ref.specifier}${name}` : `${ref.specifier}.${name}`;
   const sub = await resolveImport(index.files, from, { specifier }, 'python');
   const summary = sub ? await index.summary(sub) : null;

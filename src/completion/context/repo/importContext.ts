@@ -1,7 +1,7 @@
 import { baseClassesAt, basesOfFound } from './baseClasses';
 import { dottedNames, withMembersUsed } from './declarationsOf';
-import { type Found, findDeclaration, namespaceSubmodule } from './findDeclaration';
-import { receiverChains, receiverClassesAt } from './receiverTypes';
+import { type Found, findDeclaration, findImported } from './findDeclaration';
+import { receiverClassesAt } from './receiverTypes';
 import type { ModuleIndex } from './moduleIndex';
 import { resolveImport } from './resolveImport';
 import type { ContextSnippet } from './snippet';
@@ -117,29 +117,20 @@ export async function importSnippets(file: CursorFile, index: ModuleIndex, signa
   for (const ref of summary.imports) {
     if (signal?.aborted) break;
     const target = await resolveImport(index.files, file.path, ref, file.lang);
-    if (!target) {
-      // `from pkg import mod` of a namespace package (no `__init__.py`): submodules, and the members used through them.
-      if (file.lang !== 'python') continue;
-      for (const name of ref.names) {
-        const found = name.imported === '*' ? null : await namespaceSubmodule(index, file.path, ref, name.imported);
-        add(found, name.local, order++);
-        if (found)
-          for (const member of membersUsed(body, name.local)) add(await findDeclaration(index, found.path, member), `${name.local}.${member}`, order++);
-      }
-      continue;
-    }
+    // Without a target, only a Python namespace package's submodules can still be found (findImported).
+    if (!target && file.lang !== 'python') continue;
     for (const name of ref.names) {
       if (name.imported === '*') {
-        for (const member of membersUsed(body, name.local)) add(await findDeclaration(index, target, member), `${name.local}.${member}`, order++);
+        if (target) for (const member of membersUsed(body, name.local)) add(await findDeclaration(index, target, member), `${name.local}.${member}`, order++);
       } else {
-        const found = await findDeclaration(index, target, name.imported);
+        const found = await findImported(index, file.path, ref, name.imported, file.lang, { target });
         add(found, name.local, order++);
         // `from pkg import mod` (a submodule): also the members the file uses as `mod.member`.
         if (found?.module)
           for (const member of membersUsed(body, name.local)) add(await findDeclaration(index, found.path, member), `${name.local}.${member}`, order++);
       }
     }
-    if (ref.star) {
+    if (ref.star && target) {
       const targetSummary = await index.summary(target);
       for (const [name, declaration] of targetSummary?.declarations ?? []) if (usedIn(body, name)) add({ path: target, declaration }, name, order++);
     }
@@ -162,7 +153,6 @@ const RECEIVER_SCORE = 1.1;
  * methods the file uses), and the classes they extend, where an inherited member is declared.
  */
 export async function receiverSnippets(file: CursorFile, index: ModuleIndex, signal?: AbortSignal): Promise<ContextSnippet[]> {
-  if (receiverChainsOnLine(file) === 0) return [];
   const summary = await index.summarize(importSection(file.text), file.lang);
   if (!summary) return [];
   const dotted = dottedNames(file.text);
@@ -181,10 +171,6 @@ export async function receiverSnippets(file: CursorFile, index: ModuleIndex, sig
     for (const base of await basesOfFound(found, file, summary, index, signal)) out.push(snippet(base.found, RECEIVER_SCORE - 0.1 * base.depth));
   }
   return out;
-}
-
-function receiverChainsOnLine(file: CursorFile): number {
-  return receiverChains(file.text.split('\n', file.line + 1)[file.line] ?? '').length;
 }
 
 function escapeRegExp(s: string): string {

@@ -1,4 +1,4 @@
-import { basesOfFound, baseClassesAt, enclosingClassLine, importedDeclaration } from './baseClasses';
+import { type BaseClass, basesOfFound, baseClassesAt, enclosingClassLine, importedDeclaration } from './baseClasses';
 import { type Declared, declarationOn, isConstructor, returnType } from './declaredTypes';
 import { type Found, findDeclaration } from './findDeclaration';
 import type { CursorFile } from './importContext';
@@ -76,6 +76,7 @@ const MAX_CANDIDATES = 3;
 
 class Resolver {
   private ownClass: ClassAt | null | undefined;
+  private ownBases: Promise<BaseClass[]> | undefined;
 
   constructor(
     private readonly file: CursorFile,
@@ -101,7 +102,8 @@ class Resolver {
   private async member(cls: ClassAt, member: string): Promise<ClassAt | null> {
     const own = await this.firstClass(memberDeclarations(cls.lines, member, this.file.lang), cls, cls.lines);
     if (own) return own;
-    const bases = cls.found ? await basesOfFound(cls.found, this.file, this.summary, this.index) : await baseClassesAt(this.file, this.summary, this.index);
+    // The cursor's own class's bases are walked once per gather, however many `self.x.` chains the line has.
+    const bases = cls.found ? await basesOfFound(cls.found, this.file, this.summary, this.index) : await this.basesOfOwn();
     for (const base of bases.slice(0, MAX_BASES)) {
       const lines = await this.textOf(base.found);
       if (!lines) continue;
@@ -175,6 +177,12 @@ class Resolver {
   private async textOf(found: Found): Promise<string[] | null> {
     const text = await this.index.files.read(found.path);
     return text === undefined ? null : text.split('\n').slice(found.declaration.line, found.declaration.endLine + 1);
+  }
+
+  /** The cursor's own class's bases, walked once per gather however many `self.x.` chains the line has. */
+  private basesOfOwn(): Promise<BaseClass[]> {
+    this.ownBases ??= baseClassesAt(this.file, this.summary, this.index);
+    return this.ownBases;
   }
 
   private own(): ClassAt | null {
