@@ -231,6 +231,14 @@ async function main() {
   if (!fs.existsSync(SUITE)) throw new Error(`${path.relative(ROOT, SUITE)} is missing: run \`npx tsc -p .\` (or pass --build)`);
   if (!opts.vsix && !fs.existsSync(path.join(ROOT, 'dist', 'extension.js')))
     throw new Error('dist/extension.js is missing: run `node esbuild.js` (or pass --build)');
+  // The server tests start a real llama-server (scripts/llama-server.js, built from source once, with the default
+  // model as GGUF): prepared here, not inside the editor's extension host, whose thread a build of minutes would
+  // freeze past this run's timeout on a fresh machine. Later runs find both in the cache at once.
+  if (!opts.vsix) {
+    const llama = require('./llama-server');
+    llama.ensureBinary();
+    llama.ensureGguf();
+  }
   const t0 = Date.now();
   log(`suite ${path.relative(ROOT, SUITE)} for ${EXTENSION_ID} via ${opts.electron ? '@vscode/test-electron' : 'code-server'}`);
   const code = opts.electron ? await runInElectron(opts) : await runInCodeServer(opts);

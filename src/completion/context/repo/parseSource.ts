@@ -14,14 +14,18 @@ const PARSE_TIMEOUT_MS = 100;
 export class SourceParser {
   private readonly parsers = new Map<SourceLanguage, Promise<Parser | null>>();
 
-  constructor(private readonly wasmDir?: string) {}
+  /** `timeoutMs`: how long one parse may run (the editor's thread waits on it); tests of correctness on huge inputs raise it. */
+  constructor(
+    private readonly wasmDir?: string,
+    private readonly timeoutMs = PARSE_TIMEOUT_MS,
+  ) {}
 
   /** Runs `use` on the root of `text`'s tree (freed after), or returns null when it cannot be parsed. */
   async withTree<T>(text: string, lang: SourceLanguage, use: (root: Node) => T): Promise<T | null> {
     if (text.length > MAX_PARSED_CHARS) return null;
     const parser = await this.parser(lang);
     if (!parser) return null;
-    const deadline = performance.now() + PARSE_TIMEOUT_MS;
+    const deadline = performance.now() + this.timeoutMs;
     let tree: ReturnType<Parser['parse']> = null;
     try {
       tree = parser.parse(text, null, { progressCallback: () => performance.now() > deadline });
