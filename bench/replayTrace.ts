@@ -26,6 +26,17 @@ export type LengthTrace = Record<string, TracedLength>;
  * which never stops where code would: it is made to write as many tokens, every content stop off; the time
  * budget still applies).
  */
+/** One call to the model during a replay. */
+export interface ModelEvent {
+  kind: 'request' | 'prefetch' | 'warm-up';
+  start: number;
+  end: number;
+  promptTokens?: number;
+  prefillTokens?: number;
+  prefillMs?: number;
+  finish?: string;
+}
+
 export class TracingGenerator implements Generator {
   /** Set by the replay before each request; prefetches started by the service take `prefetch:` + it. */
   key = '';
@@ -38,6 +49,8 @@ export class TracingGenerator implements Generator {
   warmUps = 0;
   readonly prefillAside?: Generator['prefillAside'];
   private readonly seen = new Set<string>();
+  /** Every call to the model, with when it ran (performance.now()): what a slow pause waited behind. */
+  readonly events: ModelEvent[] = [];
 
   constructor(
     private readonly inner: Generator,
@@ -47,7 +60,11 @@ export class TracingGenerator implements Generator {
     if (prefillAside)
       this.prefillAside = (prompt, hooks) => {
         this.warmUps++;
-        return prefillAside(prompt, hooks);
+        const event: ModelEvent = { kind: 'warm-up', start: performance.now(), end: Number.NaN };
+        this.events.push(event);
+        return prefillAside(prompt, hooks).finally(() => {
+          event.end = performance.now();
+        });
       };
   }
 
@@ -64,6 +81,8 @@ export class TracingGenerator implements Generator {
     // the time budget is not content but speed, so it stays: a slower shape is cut where the editor would cut it.
     const opts = imposed ? { ...options, maxNewTokens: Math.max(1, imposed.tokens), maxLines: 0, stop: [], ignoreEos: true } : options;
     this.calls++;
+    const event: ModelEvent = { kind: key.startsWith('prefetch:') ? 'prefetch' : 'request', start: performance.now(), end: Number.NaN };
+    this.events.push(event);
     // A random-weight model never writes a line of code: the real model's first line is reported when the shape
     // has written as many tokens (one streamed piece a token), so the pipeline can show it as early.
     let firstLine: FirstLine | undefined;
@@ -97,6 +116,13 @@ export class TracingGenerator implements Generator {
             },
           };
     const r = await this.inner.generate(prompt, opts, inner);
+    Object.assign(event, {
+      end: performance.now(),
+      promptTokens: r.stats.promptTokens,
+      prefillTokens: r.stats.prefillTokens,
+      prefillMs: r.stats.prefillMs,
+      finish: r.finishReason,
+    });
     this.generated += r.stats.generatedTokens;
     if (r.finishReason === 'cancelled') this.cancelledTokens += r.stats.generatedTokens;
     // A generation stopped after its first line (the pipeline's verdict on that line: held back, or an answer the

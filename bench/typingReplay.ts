@@ -8,9 +8,10 @@ import { SyntaxRefiner } from '../src/completion/syntax/syntaxRefiner';
 import { pickFimTemplate } from '../src/completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../src/completion/settings';
 import { EngineClient } from '../src/engine/host/client';
-import { type LengthTrace, TracingGenerator } from './replayTrace';
+import { type LengthTrace, type ModelEvent, TracingGenerator } from './replayTrace';
 import { percentile, round } from './stats';
 import { createRepoContext } from '../src/completion/context/repo/createRepoContext';
+import { simulatedDefinitionsProvider } from './context/simulatedDefinitions';
 import { WorkspaceFiles } from '../src/platform/workspaceFiles';
 import { workerCpuSeconds } from './workerCpu';
 
@@ -34,6 +35,10 @@ export interface PauseLatency {
     generated_tokens: number;
     prefill_ms: number;
     decode_ms: number;
+    /** When its keystroke came (performance.now(); while the replay runs). */
+    at?: number;
+    /** The model's calls that ran during the wait (this request's among them), from the keystroke. */
+    model_meanwhile?: string[];
   }[];
   /** Keystrokes typed over before their answer (not pauses): how many were answered anyway, how many cancelled. */
   typed_over: { completed: number; cancelled: number };
@@ -73,6 +78,8 @@ export interface TypingReplayResult {
   median_prompt_tokens: number;
   /** Tokens prefilled per model request, on average (the KV cache's reuse: a few per keystroke when it works). */
   mean_prefill_tokens: number;
+  /** Model requests that prefilled 64 tokens or more: where the cache was lost (the context or the window changed). */
+  long_prefills: number;
   /** Repository context (opts.context): background gathers and their time; what the pipeline spends per answer. */
   context: {
     gathers?: number;
@@ -122,7 +129,12 @@ export async function typingReplay(
      * Repository context on: the workspace it is gathered from, and each replayed file's path in it. It is
      * gathered after every keystroke in the background (as the editor's events do), never awaited by a request.
      */
-    context?: { root: string; pathOf: (file: string) => string };
+    context?: {
+      root: string;
+      pathOf: (file: string) => string;
+      /** A stand-in for the editor's language-server definitions source (context/simulatedDefinitions.ts). */
+      definitions?: { keep: boolean };
+    };
   },
 ): Promise<TypingReplayResult> {
   const client = new EngineClient({ workerPath });
@@ -140,7 +152,16 @@ export async function typingReplay(
   const generator = new TracingGenerator(client, opts.lengths ?? null);
   const workerPid = (await client.workerStats()).pid;
   const cpu0 = { host: process.cpuUsage(), worker: workerCpuSeconds(workerPid) };
-  const repo = opts.context ? createRepoContext({ files: new WorkspaceFiles(opts.context.root), enabled: (s) => s !== 'definitions' }).context : undefined;
+  const workspace = opts.context ? new WorkspaceFiles(opts.context.root) : undefined;
+  const definitions = opts.context?.definitions;
+  const repo =
+    workspace && opts.context
+      ? createRepoContext({
+          files: workspace,
+          enabled: (s) => s !== 'definitions' || definitions !== undefined,
+          more: definitions ? [simulatedDefinitionsProvider(workspace, definitions.keep)] : [],
+        }).context
+      : undefined;
   const pathOf = (file: string) => opts.context?.pathOf(file) ?? file;
   const service = new CompletionService(
     generator,
@@ -229,6 +250,7 @@ export async function typingReplay(
           const st = answer.stats;
           pauseDetails.push({
             ms: round(waited),
+            at: typedAt,
             // The pipeline's own time for this request, and the engine's (tokenize, prefill, decode): what is
             // left of `ms` was spent waiting for the worker to finish or drop earlier work.
             service_ms: round(answer.latencyMs),
@@ -280,7 +302,10 @@ export async function typingReplay(
       p99_ms: round(percentile(pauseWaits, 99)),
       under_300ms_share: round(pauseWaits.filter((w) => w < 300).length / Math.max(1, pauseWaits.length), 3),
       shown: pausesShown,
-      slowest: pauseDetails.sort((a, b) => b.ms - a.ms).slice(0, 5),
+      slowest: pauseDetails
+        .sort((a, b) => b.ms - a.ms)
+        .slice(0, 5)
+        .map(({ at, ...p }) => ({ ...p, model_meanwhile: meanwhile(generator.events, at ?? 0, at === undefined ? 0 : at + p.ms) })),
       typed_over: { completed: typedOver - cancelledOver, cancelled: cancelledOver },
     },
     cost: {
@@ -322,6 +347,7 @@ export async function typingReplay(
       50,
     ),
     mean_prefill_tokens: round(model.reduce((n, o) => n + o.stats!.prefillTokens, 0) / Math.max(1, model.length), 1),
+    long_prefills: model.filter((o) => o.stats!.prefillTokens >= 64).length,
     event_loop_p99_lag_ms: round(lag.percentile(99) / 1e6),
     host_rss_mb: Math.round(process.memoryUsage().rss / 1e6),
     worker_rss_mb: Math.round(worker.rssBytes / 1e6),
@@ -350,6 +376,16 @@ export async function typingReplay(
           ),
         },
   };
+}
+
+/** The model's calls that ran during [from, to] (ms from the pause's keystroke): what a slow pause waited behind. */
+function meanwhile(events: readonly ModelEvent[], from: number, to: number): string[] {
+  return events
+    .filter((e) => e.start < to && (Number.isNaN(e.end) || e.end > from))
+    .map(
+      (e) =>
+        `${e.kind} ${round(e.start - from)}..${Number.isNaN(e.end) ? '?' : round(e.end - from)} ms${e.promptTokens === undefined ? '' : `, ${e.prefillTokens} of ${e.promptTokens} tokens prefilled in ${round(e.prefillMs ?? 0)} ms`}${e.finish ? `, ${e.finish}` : ''}`,
+    );
 }
 
 /** Characters of extra context in the prompt the service builds for this keystroke now. */

@@ -3,6 +3,7 @@ import { ChunkRing } from '../completion/context/chunkRing';
 import type { SyntaxRefiner } from '../completion/syntax/syntaxRefiner';
 import { positionAt, textSource } from '../completion/context/documentContext';
 import { createRepoContext } from '../completion/context/repo/createRepoContext';
+import type { ContextProvider } from '../completion/context/repo/repoContext';
 import type { ContextSource } from '../completion/context/repo/snippet';
 import type { SourceFiles } from '../completion/context/repo/sourceFiles';
 import type { Generator } from '../completion/generator';
@@ -55,6 +56,8 @@ export interface WorkspacePromptOptions {
   /** A generator to complete with (the context evaluation); without one, prompts are only built. */
   generator?: Generator;
   syntax?: SyntaxRefiner | null;
+  /** Sources beside the editor-free ones (a bench's stand-in for the editor's definitions source). */
+  more?: readonly ContextProvider[];
 }
 
 export class WorkspacePrompts {
@@ -73,7 +76,7 @@ export class WorkspacePrompts {
     const on = { ...settings.context.sources, definitions: false, ...opts.sources };
     const withSources = { ...settings, context: { ...settings.context, sources: on } };
     this.repoName = opts.repoName;
-    this.repo = createRepoContext({ files, enabled: (s) => on[s], deadlineMs: 5_000 }).context;
+    this.repo = createRepoContext({ files, enabled: (s) => on[s], deadlineMs: 5_000, more: opts.more }).context;
     this.service = new CompletionService(
       opts.generator ?? NO_GENERATION,
       () => model.template,

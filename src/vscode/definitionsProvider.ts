@@ -1,14 +1,12 @@
 import * as vscode from 'vscode';
 import { declarationAt } from '../completion/context/repo/declarationsOf';
-import { identifierSet } from '../completion/context/repo/identifiers';
 import type { SourceParser } from '../completion/context/repo/parseSource';
 import type { ContextProvider, GatherAt } from '../completion/context/repo/repoContext';
 import type { ContextSnippet } from '../completion/context/repo/snippet';
 import type { SourceFiles } from '../completion/context/repo/sourceFiles';
+import { DEFINITIONS_KEEP_EARLIER, definitionsKey, symbolsNear } from '../completion/context/repo/definitionsSource';
 import { languageOfPath } from '../completion/context/repo/sourceLanguage';
 
-/** Identifiers asked about per gather at most (each costs two language-server requests). */
-const MAX_SYMBOLS = 6;
 /** A definition in a language Ghostline cannot parse: this many lines from it, up to a blank line. */
 const FALLBACK_LINES = 10;
 
@@ -23,34 +21,10 @@ export function definitionsProvider(folder: vscode.WorkspaceFolder, files: Sourc
   return {
     source: 'definitions',
     retryWhenEmpty: true,
-    key: (at) => `${at.line}\0${[...symbolsNear(at)].map((s) => s.name).join(',')}`,
+    key: definitionsKey,
+    keepEarlier: DEFINITIONS_KEEP_EARLIER,
     gather: (at, signal) => gather(folder, files, parser, at, signal),
   };
-}
-
-interface Symbol {
-  name: string;
-  line: number;
-  character: number;
-}
-
-function symbolsNear(at: GatherAt): Symbol[] {
-  if (at.length > 2_000_000) return [];
-  const lines = at.text().split('\n');
-  const out: Symbol[] = [];
-  const seen = new Set<string>();
-  for (const line of [at.line, at.line - 1]) {
-    const text = lines[line];
-    if (text === undefined || text.length > 1000) continue;
-    const known = identifierSet(text);
-    const found = [...text.matchAll(/[A-Za-z_$][A-Za-z0-9_$]*/g)].reverse();
-    for (const m of found) {
-      if (!known.has(m[0]) || seen.has(m[0])) continue;
-      seen.add(m[0]);
-      out.push({ name: m[0], line, character: m.index ?? 0 });
-    }
-  }
-  return out.slice(0, MAX_SYMBOLS);
 }
 
 type Target = { uri: vscode.Uri; line: number };

@@ -1,5 +1,5 @@
 // Repository context in a real extension host: the TypeScript language features find a definition in another
-// file, and Ghostline: Show Prompt shows it in the prompt with its source.
+// file, and Ghostline: Show Prompt shows it in the prompt with its source, and still on a line that uses nothing.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -67,6 +67,14 @@ test(
     assert.ok(report.indexOf('<file_sep>ctx/shapes.ts') < report.indexOf('<file_sep>ctx/app.ts'), 'the current file last');
     const shown = vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === 'untitled' && e.document.getText() === report);
     assert.ok(shown, 'Show Prompt opened the report beside the editor');
+    // On a line that uses no symbol of another file (nor does the line above), the definition found earlier stays:
+    // the context does not empty and fill again as the cursor moves, which would make the model read it again.
+    await vscode.window.showTextDocument(editor.document, vscode.ViewColumn.One);
+    const active = vscode.window.activeTextEditor!;
+    active.selection = new vscode.Selection(7, 0, 7, 0);
+    const away = await vscode.commands.executeCommand<string | undefined>('ghostline.showPrompt');
+    assert.match(away ?? '', /Ghostline prompt for ctx\/app\.ts:8:1/);
+    assert.match(away ?? '', /ctx\/shapes\.ts: definitions/, 'the definition of an earlier line is kept');
   },
   { timeoutMs: 180_000 },
 );

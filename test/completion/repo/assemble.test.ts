@@ -26,12 +26,12 @@ const SNIPPETS: ContextSnippet[] = [
   snip('ring', 'src/d.ts', 1, 'newer ring chunk line one\nnewer ring chunk line two', 1),
 ];
 
-test('one declaration from two sources goes in once; files are laid out by their most stable source, snippets by line', () => {
+test('one declaration from two sources goes in once, at the stable source; files are laid out by their most stable source, snippets by line', () => {
   const got = assembleContext(SNIPPETS, 10_000, '');
   assert.deepEqual(
     got.map((c) => [c.path, c.sources]),
     [
-      ['src/a.ts', ['imports', 'definitions']],
+      ['src/a.ts', ['imports']],
       ['src/c.ts', ['ring']],
       ['src/d.ts', ['ring']],
       ['src/b.ts', ['similar']],
@@ -141,4 +141,31 @@ test('a declaration too long for the budget gets what is left of it, cut to its 
   );
   // Ring windows and similar code are not cut: they are windows, not declarations.
   assert.deepEqual(assembleContext([{ ...big, source: 'similar' }], 400, ''), []);
+});
+
+test("a language server's definition of an imported name goes in as the import's snippet: the bytes are those of the lines that do not use it", () => {
+  const imported = snip('imports', 'src/lib.ts', 5, 'export class Store {\n  get(key: string): string;\n  set(key: string, v: string): void;\n}', 0.4, [
+    'Store',
+  ]);
+  const other = snip('imports', 'src/util.ts', 1, 'export function helper(a: number, b: number): number { … }', 0.8, ['helper']);
+  const definition = snip('definitions', 'src/lib.ts', 5, 'export class Store {\n  get(key: string): string;\n  …\n}', 1, ['Store']);
+  const member = snip('definitions', 'src/lib.ts', 9, '  /** Forgets the key. */\n  delete(key: string): void;', 0.9, ['delete']);
+  const away = assembleContext([imported, other], 10_000, '');
+  const using = assembleContext([imported, other, definition], 10_000, '');
+  assert.deepEqual(using, away, 'the same bytes on a line that uses Store and on one that does not');
+  // The definition's score goes to the import: with room for one, Store (the cursor's) wins over helper.
+  const tight = assembleContext([imported, other, definition], 110, '');
+  assert.deepEqual(
+    tight.map((c) => c.path),
+    ['src/lib.ts'],
+  );
+  // A definition no stable source offers (a member) goes in as itself, after the stable sources.
+  const withMember = assembleContext([imported, other, definition, member], 10_000, '');
+  assert.equal(
+    withMember
+      .find((c) => c.path === 'src/lib.ts')
+      ?.text.split('\n\n')
+      .at(-1),
+    '  /** Forgets the key. */\n  delete(key: string): void;',
+  );
 });

@@ -149,3 +149,42 @@ test('two providers of one source keep their results side by side, and the sourc
   on = false;
   assert.deepEqual(ctx.snippets('a.ts'), []);
 });
+
+test('a source that keeps earlier snippets: fresh first, earlier ones below at a capped score, the same declaration replaced, at most `max`, per file', async () => {
+  const found: Record<number, string[]> = { 1: ['A', 'B'], 2: [], 3: ['C', 'A'], 4: ['D', 'E', 'F'] };
+  let empty = false;
+  const p: ContextProvider = {
+    source: 'definitions',
+    retryWhenEmpty: true,
+    keepEarlier: { max: 4, score: 0.5 },
+    key: (a) => String(a.line),
+    gather: async (a) =>
+      empty
+        ? []
+        : (found[a.line] ?? []).map((name, i) => ({
+            source: 'definitions',
+            path: 'lib.ts',
+            line: 0,
+            text: `${name}@${a.line}`,
+            names: [name],
+            score: 1 - i * 0.1,
+          })),
+  };
+  const ctx = new RepoContext([p], { enabled: () => true });
+  const seen = (path = 'a.ts') => ctx.snippets(path).map((s) => `${s.text}:${s.score}`);
+  await ctx.refresh(at(1));
+  assert.deepEqual(seen(), ['A@1:1', 'B@1:0.9']);
+  await ctx.refresh(at(2));
+  assert.deepEqual(seen(), ['A@1:0.5', 'B@1:0.5'], 'a line that uses nothing keeps what the earlier lines found');
+  await ctx.refresh(at(3));
+  assert.deepEqual(seen(), ['C@3:1', 'A@3:0.9', 'B@1:0.5'], 'a declaration found again is the fresh one, once');
+  await ctx.refresh(at(4));
+  assert.deepEqual(seen(), ['D@4:1', 'E@4:0.9', 'F@4:0.8', 'C@3:0.5'], 'at most max, the oldest dropped');
+  await ctx.refresh(at(1, 'other.ts'));
+  assert.deepEqual(seen('other.ts'), ['A@1:1', 'B@1:0.9'], 'another file keeps its own');
+  assert.equal(seen().length, 4);
+  empty = true;
+  ctx.forget('a.ts');
+  await ctx.refresh(at(5));
+  assert.deepEqual(seen(), [], 'a forgotten file keeps nothing');
+});

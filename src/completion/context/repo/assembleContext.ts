@@ -80,19 +80,26 @@ function headThatFits(text: string, room: number): string | null {
   return `${lines.slice(0, n).join('\n')}\n…`;
 }
 
+/** Found for what the cursor line holds (receiver classes, the language server's definitions): it changes as the line is typed. */
+function volatile(s: ContextSnippet): boolean {
+  return s.atCursor === true || s.source === 'definitions';
+}
+
 /**
- * A declaration found for the cursor line that a stable source offers too goes in at the stable source's place,
- * with the better of the two scores: its bytes then stay put while the line is typed.
+ * A declaration found for the cursor line that a stable source (the imports) offers too goes in at the stable
+ * source's place and in its text, with the better of the two scores: its bytes then stay put while the line is
+ * typed and the cursor moves (a language server's definition of an imported name would otherwise replace the
+ * import's snippet on the lines that use it, and give it back on the others).
  */
 function stableFirst(snippets: readonly ContextSnippet[]): ContextSnippet[] {
   const keyOf = (s: ContextSnippet, n: string) => `${s.path}#${n}`;
   const best = new Map<string, number>();
-  for (const s of snippets) if (s.atCursor) for (const n of s.names ?? []) best.set(keyOf(s, n), Math.max(best.get(keyOf(s, n)) ?? 0, s.score));
+  for (const s of snippets) if (volatile(s)) for (const n of s.names ?? []) best.set(keyOf(s, n), Math.max(best.get(keyOf(s, n)) ?? 0, s.score));
   const stable = new Set<string>();
-  for (const s of snippets) if (!s.atCursor) for (const n of s.names ?? []) if (best.has(keyOf(s, n))) stable.add(keyOf(s, n));
+  for (const s of snippets) if (!volatile(s)) for (const n of s.names ?? []) if (best.has(keyOf(s, n))) stable.add(keyOf(s, n));
   return snippets.flatMap((s) => {
     const keys = (s.names ?? []).map((n) => keyOf(s, n));
-    if (s.atCursor) return keys.some((k) => stable.has(k)) ? [] : [s];
+    if (volatile(s)) return keys.some((k) => stable.has(k)) ? [] : [s];
     const raised = Math.max(s.score, ...keys.map((k) => best.get(k) ?? 0));
     return [raised === s.score ? s : { ...s, score: raised }];
   });

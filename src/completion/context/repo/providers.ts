@@ -1,10 +1,8 @@
-import { LRUCache } from 'lru-cache';
 import { type CursorFile, IMPORT_LINE, importSnippets, receiverSnippets } from './importContext';
 import { receiverChains } from './receiverTypes';
 import type { ModuleIndex } from './moduleIndex';
 import { MAX_PARSED_CHARS } from './parseSource';
 import type { ContextProvider, GatherAt } from './repoContext';
-import type { ContextSnippet } from './snippet';
 import { type Candidate, similarSnippets } from './similarSnippets';
 import { languageOfPath } from './sourceLanguage';
 
@@ -40,25 +38,19 @@ export function importsProvider(index: ModuleIndex): ContextProvider {
   };
 }
 
-/** Receiver classes (and their bases) a file keeps from the lines typed before. */
-const KEPT_RECEIVERS = 8;
-/** The score of a class kept from an earlier line: below the cursor line's own (1.1), above most imports. */
-const EARLIER_RECEIVER_SCORE = 1.0;
-
 /**
  * The classes of the objects the cursor line uses (`self.plugins.`, `req.`), from their declared types: part of
  * the imports source (tree-sitter and text; no language server), asked again when the line's receivers change.
- * The classes of earlier lines stay (a few per file): a file's code uses the same few classes line after line,
- * and a class that went and came back would change the context's bytes, and the model would read the file's
- * window again after them (measured on the typing replay, one run each: the 0.5B shape's p99 pause was 3.7 s
- * without this, 2.0 s with it, as before receivers were added).
+ * The classes of earlier lines stay (8 per file, at most 1.0 against the cursor line's 1.1): a file's code uses the
+ * same few classes line after line (measured on the typing replay, one run each: the 0.5B shape's p99 pause was
+ * 3.7 s with the classes replaced per line, 2.0 s with them kept, as before receivers were added).
  */
 export function receiversProvider(index: ModuleIndex): ContextProvider {
-  const kept = new LRUCache<string, ContextSnippet[]>({ max: 64 });
   const chainsAt = (at: GatherAt) => receiverChains(at.text().split('\n', at.line + 1)[at.line] ?? '');
   return {
     source: 'imports',
     id: 'imports:receivers',
+    keepEarlier: { max: 8, score: 1.0 },
     key: (at) => {
       if (!languageOfPath(at.path) || at.length > MAX_PARSED_CHARS) return 'none';
       const chains = chainsAt(at);
@@ -66,13 +58,7 @@ export function receiversProvider(index: ModuleIndex): ContextProvider {
     },
     gather: async (at, signal) => {
       const file = cursorFile(at);
-      const now = file && chainsAt(at).length > 0 ? await receiverSnippets(file, index, signal) : [];
-      const key = (s: ContextSnippet) => `${s.path}#${s.names?.join(',')}`;
-      const fresh = new Set(now.map(key));
-      const earlier = (kept.get(at.path) ?? []).filter((s) => !fresh.has(key(s))).map((s) => ({ ...s, score: Math.min(s.score, EARLIER_RECEIVER_SCORE) }));
-      const out = [...now, ...earlier].slice(0, KEPT_RECEIVERS);
-      kept.set(at.path, out);
-      return out;
+      return file && chainsAt(at).length > 0 ? receiverSnippets(file, index, signal) : [];
     },
   };
 }

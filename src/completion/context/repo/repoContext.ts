@@ -24,6 +24,20 @@ export interface ContextProvider {
    * still loading its project answers "no definition" before it answers right.
    */
   readonly retryWhenEmpty?: boolean;
+  /** The snippets found for the file's earlier keys stay after the fresh ones (see KeepEarlier). */
+  readonly keepEarlier?: KeepEarlier;
+}
+
+/**
+ * A source whose key changes line by line (what the cursor line uses) keeps, per file, what it found for earlier
+ * lines: the context's bytes then change only when something new comes, not each time the cursor moves, and each
+ * change costs the model a reading of the file's window after it.
+ */
+export interface KeepEarlier {
+  /** Snippets kept per file, fresh and earlier ones together (the fresh ones first). */
+  max: number;
+  /** An earlier snippet's score is at most this (a fresh one ranks above it). */
+  score: number;
 }
 
 export interface RepoContextOptions {
@@ -147,10 +161,23 @@ export class RepoContext {
     const states = this.byPath.get(at.path) ?? new Map<string, SourceState>();
     const previous = states.get(idOf(p));
     // A cut or failed gather that found nothing keeps what the last one for this key found.
-    const kept = !settled && snippets.length === 0 && previous?.key === key ? previous.snippets : snippets;
+    const kept =
+      !settled && snippets.length === 0 && previous?.key === key
+        ? previous.snippets
+        : p.keepEarlier
+          ? withEarlier(snippets, previous?.snippets ?? [], p.keepEarlier)
+          : snippets;
     states.set(idOf(p), { source: p.source, key, snippets: kept, settled, at: now() });
     this.byPath.set(at.path, states);
   }
+}
+
+/** The fresh snippets, then the earlier ones they do not replace (the same declaration), scored at most `keep.score`. */
+function withEarlier(fresh: readonly ContextSnippet[], earlier: readonly ContextSnippet[], keep: KeepEarlier): ContextSnippet[] {
+  const identity = (s: ContextSnippet) => `${s.path}\0${s.names?.join(',') ?? `${s.line}`}`;
+  const found = new Set(fresh.map(identity));
+  const older = earlier.filter((s) => !found.has(identity(s))).map((s) => (s.score > keep.score ? { ...s, score: keep.score } : s));
+  return [...fresh, ...older].slice(0, keep.max);
 }
 
 function idOf(p: ContextProvider): string {

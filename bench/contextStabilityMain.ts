@@ -1,0 +1,104 @@
+// npm run bench:context-stability [-- --files N] [--lines N]
+// How often the repository context's bytes change as the cursor moves from line to line: each change makes the
+// model read everything after it again (the file's window, ~1,500 tokens on a long-context model), so this is what
+// the KV cache can keep. Model-free and deterministic: the cursor walks lines of the files of the frozen cross-file
+// set (tools/model/eval/crossfile.json.gz) with the editor-free sources on, and with a stand-in for the editor's
+// language-server definitions source (context/simulatedDefinitions.ts) replaced per line or keeping earlier
+// lines' definitions. Writes bench/results/context-stability.json.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { type PromptModel, WorkspacePrompts } from '../src/cli/workspacePrompt';
+import { MemoryFiles } from '../src/completion/context/repo/memoryFiles';
+import { fimTemplateForFamily } from '../src/completion/prompt/fimTemplates';
+import { defaultCompletionSettings } from '../src/completion/settings';
+import { packageRoot } from '../src/engine/host/defaultModel';
+import { packageFiles, readCrossfileSet } from './context/crossfileSet';
+import { simulatedDefinitionsProvider } from './context/simulatedDefinitions';
+import { LANGUAGE_IDS } from './evalSet';
+import { flagValue } from './machine';
+import { round } from './stats';
+
+const CONFIGS = [
+  { name: 'editor-free sources', definitions: null },
+  { name: '+ definitions replaced per line', definitions: { keep: false } },
+  { name: '+ definitions kept per file (the product)', definitions: { keep: true } },
+] as const;
+
+async function main() {
+  const argv = process.argv.slice(2);
+  const root = packageRoot(__dirname);
+  const set = readCrossfileSet();
+  const maxFiles = Number(flagValue(argv, 'files') ?? 80);
+  const walk = Number(flagValue(argv, 'lines') ?? 40);
+  // One walk per file of the set, around its first sample (the code the set's positions are in), in the set's order.
+  const walks = new Map<string, (typeof set.samples)[number]>();
+  for (const s of set.samples) if (!walks.has(`${s.package}\0${s.path}`)) walks.set(`${s.package}\0${s.path}`, s);
+  const chosen = [...walks.values()].slice(0, maxFiles);
+  const model: PromptModel = { template: fimTemplateForFamily('qwen2.5-coder'), traits: { contextTokens: 32768, charsPerToken: 3.2 } };
+  const settings = { ...defaultCompletionSettings(), prefetch: false, minConfidence: 0 };
+  const results: Record<string, unknown> = {};
+  for (const config of CONFIGS) {
+    let moves = 0;
+    let changes = 0;
+    const changedChars: number[] = [];
+    const contextChars: number[] = [];
+    const t0 = performance.now();
+    for (const s of chosen) {
+      const files = new MemoryFiles(packageFiles(set, s.package));
+      const more = config.definitions ? [simulatedDefinitionsProvider(files, config.definitions.keep)] : [];
+      const prompts = new WorkspacePrompts(files, model, { settings, sources: { definitions: config.definitions !== null, ring: false }, more });
+      const text = packageFiles(set, s.package).get(s.path) ?? '';
+      const lines = text.split('\n');
+      const first = Math.max(0, Math.min(s.line - Math.floor(walk / 2), lines.length - walk));
+      let previous: string | null = null;
+      for (let line = first; line < Math.min(lines.length, first + walk); line++) {
+        const p = await prompts.at(s.path, text, line, lines[line].length, LANGUAGE_IDS[s.language] ?? s.language);
+        const bytes = p.context.map((c) => `${c.path}\n${c.text}`).join('\n\n');
+        contextChars.push(bytes.length);
+        if (previous !== null) {
+          moves++;
+          if (bytes !== previous) {
+            changes++;
+            changedChars.push(bytes.length - commonPrefix(bytes, previous));
+          }
+        }
+        previous = bytes;
+      }
+    }
+    const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+    results[config.name] = {
+      moves,
+      changes,
+      changes_per_100_moves: round((100 * changes) / Math.max(1, moves), 1),
+      // Characters after the first changed one: what the model reads again (plus the file's window after them).
+      median_chars_after_change: sorted(changedChars)[Math.floor(changedChars.length / 2)] ?? 0,
+      median_context_chars: sorted(contextChars)[Math.floor(contextChars.length / 2)] ?? 0,
+      seconds: round((performance.now() - t0) / 1000, 1),
+    };
+    console.error(`${config.name}: ${changes} changes in ${moves} moves`);
+  }
+  const report = {
+    command: `npm run bench:context-stability -- ${argv.join(' ')}`.trim(),
+    date: new Date().toISOString(),
+    set: 'tools/model/eval/crossfile.json.gz',
+    files: chosen.length,
+    lines_per_file: walk,
+    budget: 'long context (Qwen2.5-Coder layout), extraContextChars 2000 (default); ring off (no history)',
+    results,
+  };
+  fs.writeFileSync(path.join(root, 'bench', 'results', 'context-stability.json'), `${JSON.stringify(report, null, 2)}\n`);
+  console.log('| sources | moves | context changed | per 100 moves | median chars after the change |\n|---|---|---|---|---|');
+  for (const [name, r] of Object.entries(results) as [string, Record<string, number>][])
+    console.log(`| ${name} | ${r.moves} | ${r.changes} | ${r.changes_per_100_moves} | ${r.median_chars_after_change} |`);
+}
+
+function commonPrefix(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
