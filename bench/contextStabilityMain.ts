@@ -1,7 +1,8 @@
 // npm run bench:context-stability [-- --files N] [--lines N]
 // How often the repository context's bytes change as the cursor moves from line to line: each change makes the
 // model read everything after it again (the file's window, ~1,500 tokens on a long-context model), so this is what
-// the KV cache can keep. Model-free and deterministic: the cursor walks lines of the files of the frozen cross-file
+// the KV cache can keep. Model-free (the same counts on every idle run; under load tree-sitter's parse deadline can
+// skip a large file): the cursor walks lines of the files of the frozen cross-file
 // set (tools/model/eval/crossfile.json.gz) with the editor-free sources on, and with a stand-in for the editor's
 // language-server definitions source (context/simulatedDefinitions.ts) replaced per line or keeping earlier
 // lines' definitions. Writes bench/results/context-stability.json.
@@ -41,6 +42,8 @@ async function main() {
     let moves = 0;
     let changes = 0;
     const changedChars: number[] = [];
+    /** The source of the first chunk that differs, per change: what moved the block. */
+    const bySource: Record<string, number> = {};
     const contextChars: number[] = [];
     const t0 = performance.now();
     for (const s of chosen) {
@@ -51,6 +54,7 @@ async function main() {
       const lines = text.split('\n');
       const first = Math.max(0, Math.min(s.line - Math.floor(walk / 2), lines.length - walk));
       let previous: string | null = null;
+      let previousChunks: { sources: readonly string[]; text: string }[] = [];
       for (let line = first; line < Math.min(lines.length, first + walk); line++) {
         const p = await prompts.at(s.path, text, line, lines[line].length, LANGUAGE_IDS[s.language] ?? s.language);
         const bytes = p.context.map((c) => `${c.path}\n${c.text}`).join('\n\n');
@@ -60,9 +64,15 @@ async function main() {
           if (bytes !== previous) {
             changes++;
             changedChars.push(bytes.length - commonPrefix(bytes, previous));
+            const chunks = p.context.map((c) => ({ sources: c.sources, text: `${c.path}\n${c.text}` }));
+            const i = chunks.findIndex((c, k) => previousChunks[k]?.text !== c.text);
+            const moved = i < 0 ? previousChunks[chunks.length] : chunks[i];
+            const source = moved ? moved.sources.join('+') || 'extra' : 'none';
+            bySource[source] = (bySource[source] ?? 0) + 1;
           }
         }
         previous = bytes;
+        previousChunks = p.context.map((c) => ({ sources: c.sources, text: `${c.path}\n${c.text}` }));
       }
     }
     const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
@@ -71,6 +81,7 @@ async function main() {
       changes,
       changes_per_100_moves: round((100 * changes) / Math.max(1, moves), 1),
       // Characters after the first changed one: what the model reads again (plus the file's window after them).
+      first_changed_chunk_by_source: bySource,
       median_chars_after_change: sorted(changedChars)[Math.floor(changedChars.length / 2)] ?? 0,
       median_context_chars: sorted(contextChars)[Math.floor(contextChars.length / 2)] ?? 0,
       seconds: round((performance.now() - t0) / 1000, 1),

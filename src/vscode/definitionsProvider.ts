@@ -15,7 +15,8 @@ const FALLBACK_LINES = 10;
  * language server): the identifiers of the cursor line and the line above, nearest the cursor first; for each,
  * its definition and its type's definition (`r.` -> the class of `r`). Definitions in other workspace files
  * are kept as their declaration (tree-sitter for TypeScript, JavaScript and Python; otherwise the lines from
- * the definition to the first blank line). Requests still running at the deadline are given up on.
+ * the definition to the first blank line). Requests still running at the deadline are given up on. What the
+ * file's earlier lines found stays (definitionsSource.ts: the symbols, the key and that policy, without `vscode`).
  */
 export function definitionsProvider(folder: vscode.WorkspaceFolder, files: SourceFiles, parser: SourceParser): ContextProvider {
   return {
