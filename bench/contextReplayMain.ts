@@ -88,7 +88,7 @@ async function main() {
   const file = path.join(root, 'bench', 'results', 'context-replay.json');
   fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
   console.log(
-    '| model | context | pause p50 / p90 / p99 ms | prefilled tokens per request (mean / median) | requests prefilling 64+ tokens | prompt tokens (median) | context chars (median) | gather p50 / p95 ms | pipeline ms per answer (p50) |',
+    '| model | context | pause p50 / p90 / p99 ms | prefilled tokens per request (mean / median) | model calls prefilling 64+ tokens | prompt tokens (median) | context chars (median) | gather p50 / p95 ms | pipeline ms per answer (p50) |',
   );
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const [model, modes] of Object.entries(runs))

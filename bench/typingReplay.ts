@@ -78,7 +78,10 @@ export interface TypingReplayResult {
   median_prompt_tokens: number;
   /** Tokens prefilled per model request, on average (the KV cache's reuse: a few per keystroke when it works). */
   mean_prefill_tokens: number;
-  /** Model requests that prefilled 64 tokens or more: where the cache was lost (the context or the window changed). */
+  /**
+   * Model calls that prefilled 64 tokens or more, typed-over ones included (a request typed over during its prefill
+   * goes on when the next keystroke shares its prompt): where the cache was lost (the context or the window changed).
+   */
   long_prefills: number;
   /** Repository context (opts.context): background gathers and their time; what the pipeline spends per answer. */
   context: {
@@ -347,7 +350,7 @@ export async function typingReplay(
       50,
     ),
     mean_prefill_tokens: round(model.reduce((n, o) => n + o.stats!.prefillTokens, 0) / Math.max(1, model.length), 1),
-    long_prefills: model.filter((o) => o.stats!.prefillTokens >= 64).length,
+    long_prefills: generator.events.filter((e) => (e.prefillTokens ?? 0) >= 64).length,
     event_loop_p99_lag_ms: round(lag.percentile(99) / 1e6),
     host_rss_mb: Math.round(process.memoryUsage().rss / 1e6),
     worker_rss_mb: Math.round(worker.rssBytes / 1e6),
