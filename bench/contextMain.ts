@@ -15,7 +15,7 @@ import { SyntaxRefiner } from '../src/completion/syntax/syntaxRefiner';
 import type { CompletionSettings } from '../src/completion/types';
 import { defaultModelDir, packageRoot } from '../src/engine/host/defaultModel';
 import { Engine } from '../src/engine/worker/engine';
-import { type CrossfileSample, type CrossfileSet, packageFiles, readCrossfileSet } from './context/crossfileSet';
+import { BENCH_PARSE_TIMEOUT_MS, type CrossfileSample, type CrossfileSet, packageFiles, readCrossfileSet } from './context/crossfileSet';
 import { holdsDeclaration } from './context/declarationCheck';
 import { completeEachFresh, LANGUAGE_IDS, readEvalSamples } from './evalSet';
 import { flagValue } from './machine';
@@ -69,7 +69,11 @@ async function recallReport(set: CrossfileSet, samples: CrossfileSample[], budge
       const contextChars: number[] = [];
       for (const s of samples) {
         const files = packageFiles(set, s.package);
-        const prompts = new WorkspacePrompts(new MemoryFiles(files), budget.model, { sources: config.sources, settings: settingsWith(budget.extraChars) });
+        const prompts = new WorkspacePrompts(new MemoryFiles(files), budget.model, {
+          sources: config.sources,
+          settings: settingsWith(budget.extraChars),
+          parseTimeoutMs: BENCH_PARSE_TIMEOUT_MS,
+        });
         if (config.sources.ring) simulateHistory(prompts, files, s.path);
         const doc = documentAt(files.get(s.path) ?? '', s);
         const p = await prompts.at(s.path, doc.text, doc.line, doc.character, LANGUAGE_IDS[s.language] ?? s.language);
@@ -126,7 +130,17 @@ async function modelReport(set: CrossfileSet, samples: CrossfileSample[], modelD
     const copy = { inContext: 0, inContextRight: 0, inFile: 0, inFileRight: 0 };
     for (const s of samples) {
       const files = packageFiles(set, s.package);
-      const prompts = new WorkspacePrompts(new MemoryFiles(files), { ...model, traits }, { sources: config.sources, settings, generator: engine, syntax });
+      const prompts = new WorkspacePrompts(
+        new MemoryFiles(files),
+        { ...model, traits },
+        {
+          sources: config.sources,
+          settings,
+          generator: engine,
+          syntax,
+          parseTimeoutMs: BENCH_PARSE_TIMEOUT_MS,
+        },
+      );
       if (config.sources.ring) simulateHistory(prompts, files, s.path);
       const doc = documentAt(files.get(s.path) ?? '', s);
       const languageId = LANGUAGE_IDS[s.language] ?? s.language;

@@ -1,9 +1,8 @@
 // npm run bench:context-stability [-- --files N] [--lines N]
 // How often the repository context's bytes change as the cursor moves from line to line: each change makes the
 // model read everything after it again (the file's window, ~1,500 tokens on a long-context model), so this is what
-// the KV cache can keep. Model-free (the same counts on every idle run; under load tree-sitter's parse deadline can
-// skip a large file): the cursor walks lines of the files of the frozen cross-file
-// set (tools/model/eval/crossfile.json.gz) with the editor-free sources on, and with a stand-in for the editor's
+// the KV cache can keep. Model-free, and the same counts on every run (its parses have a long deadline). The
+// cursor walks lines of the files of the frozen cross-file set (tools/model/eval/crossfile.json.gz) with the editor-free sources on, and with a stand-in for the editor's
 // language-server definitions source (context/simulatedDefinitions.ts) replaced per line or keeping earlier
 // lines' definitions. Writes bench/results/context-stability.json.
 import * as fs from 'node:fs';
@@ -13,7 +12,7 @@ import { MemoryFiles } from '../src/completion/context/repo/memoryFiles';
 import { fimTemplateForFamily } from '../src/completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../src/completion/settings';
 import { packageRoot } from '../src/engine/host/defaultModel';
-import { packageFiles, readCrossfileSet } from './context/crossfileSet';
+import { BENCH_PARSE_TIMEOUT_MS, packageFiles, readCrossfileSet } from './context/crossfileSet';
 import { simulatedDefinitionsProvider } from './context/simulatedDefinitions';
 import { LANGUAGE_IDS } from './evalSet';
 import { flagValue } from './machine';
@@ -49,7 +48,12 @@ async function main() {
     for (const s of chosen) {
       const files = new MemoryFiles(packageFiles(set, s.package));
       const more = config.definitions ? [simulatedDefinitionsProvider(files, config.definitions.keep)] : [];
-      const prompts = new WorkspacePrompts(files, model, { settings, sources: { definitions: config.definitions !== null, ring: false }, more });
+      const prompts = new WorkspacePrompts(files, model, {
+        settings,
+        sources: { definitions: config.definitions !== null, ring: false },
+        more,
+        parseTimeoutMs: BENCH_PARSE_TIMEOUT_MS,
+      });
       const text = packageFiles(set, s.package).get(s.path) ?? '';
       const lines = text.split('\n');
       const first = Math.max(0, Math.min(s.line - Math.floor(walk / 2), lines.length - walk));

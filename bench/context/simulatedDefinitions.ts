@@ -12,6 +12,7 @@ import { importSection } from '../../src/completion/context/repo/importContext';
 import { ModuleIndex } from '../../src/completion/context/repo/moduleIndex';
 import { MAX_PARSED_CHARS, SourceParser } from '../../src/completion/context/repo/parseSource';
 import { receiverClassesAt } from '../../src/completion/context/repo/receiverTypes';
+import { BENCH_PARSE_TIMEOUT_MS } from './crossfileSet';
 import type { ContextProvider } from '../../src/completion/context/repo/repoContext';
 import type { ContextSnippet } from '../../src/completion/context/repo/snippet';
 import type { SourceFiles } from '../../src/completion/context/repo/sourceFiles';
@@ -19,7 +20,7 @@ import { languageOfPath } from '../../src/completion/context/repo/sourceLanguage
 
 /** `keep`: the product's policy (earlier lines' definitions stay); false replaces them at each key (before 2026-12-07). */
 export function simulatedDefinitionsProvider(files: SourceFiles, keep: boolean): ContextProvider {
-  const index = new ModuleIndex(files, new SourceParser());
+  const index = new ModuleIndex(files, new SourceParser(undefined, BENCH_PARSE_TIMEOUT_MS));
   return {
     source: 'definitions',
     key: definitionsKey,

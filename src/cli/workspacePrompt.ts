@@ -58,6 +58,8 @@ export interface WorkspacePromptOptions {
   syntax?: SyntaxRefiner | null;
   /** Sources beside the editor-free ones (a bench's stand-in for the editor's definitions source). */
   more?: readonly ContextProvider[];
+  /** How long one tree-sitter parse may run (see RepoContextParts.parseTimeoutMs). */
+  parseTimeoutMs?: number;
 }
 
 export class WorkspacePrompts {
@@ -76,7 +78,7 @@ export class WorkspacePrompts {
     const on = { ...settings.context.sources, definitions: false, ...opts.sources };
     const withSources = { ...settings, context: { ...settings.context, sources: on } };
     this.repoName = opts.repoName;
-    this.repo = createRepoContext({ files, enabled: (s) => on[s], deadlineMs: 5_000, more: opts.more }).context;
+    this.repo = createRepoContext({ files, enabled: (s) => on[s], deadlineMs: 5_000, more: opts.more, parseTimeoutMs: opts.parseTimeoutMs }).context;
     this.service = new CompletionService(
       opts.generator ?? NO_GENERATION,
       () => model.template,

@@ -17,7 +17,7 @@ export class SourceParser {
   /** `timeoutMs`: how long one parse may run (the editor's thread waits on it); tests of correctness on huge inputs raise it. */
   constructor(
     private readonly wasmDir?: string,
-    private readonly timeoutMs = PARSE_TIMEOUT_MS,
+    private readonly timeoutMs: number = PARSE_TIMEOUT_MS,
   ) {}
 
   /** Runs `use` on the root of `text`'s tree (freed after), or returns null when it cannot be parsed. */
