@@ -15,7 +15,7 @@ import { SyntaxRefiner } from '../src/completion/syntax/syntaxRefiner';
 import type { CompletionSettings } from '../src/completion/types';
 import { defaultModelDir, packageRoot } from '../src/engine/host/defaultModel';
 import { Engine } from '../src/engine/worker/engine';
-import { BENCH_PARSE_TIMEOUT_MS, type CrossfileSample, type CrossfileSet, packageFiles, readCrossfileSet } from './context/crossfileSet';
+import { BENCH_PARSE_TIMEOUT_MS, type CrossfileSample, type CrossfileSet, documentAt, packageFiles, readCrossfileSet } from './context/crossfileSet';
 import { holdsDeclaration } from './context/declarationCheck';
 import { completeEachFresh, LANGUAGE_IDS, readEvalSamples } from './evalSet';
 import { flagValue } from './machine';
@@ -39,13 +39,6 @@ interface Budget {
   name: string;
   model: PromptModel;
   extraChars: number;
-}
-
-/** The document as the user has it at the sample's cursor: the line cut there (the rest is the truth). */
-function documentAt(text: string, s: CrossfileSample): { text: string; line: number; character: number } {
-  const lines = text.split('\n');
-  const cut = [...lines.slice(0, s.line), lines[s.line].slice(0, s.character), ...lines.slice(s.line + 1)].join('\n');
-  return { text: cut, line: s.line, character: s.character };
 }
 
 /** The ring a user who visited the other files of the same folder first would have (oldest first, nearest last). */

@@ -12,7 +12,8 @@ import { MemoryFiles } from '../src/completion/context/repo/memoryFiles';
 import { fimTemplateForFamily } from '../src/completion/prompt/fimTemplates';
 import { defaultCompletionSettings } from '../src/completion/settings';
 import { packageRoot } from '../src/engine/host/defaultModel';
-import { BENCH_PARSE_TIMEOUT_MS, packageFiles, readCrossfileSet } from './context/crossfileSet';
+import { BENCH_PARSE_TIMEOUT_MS, documentAt, packageFiles, readCrossfileSet } from './context/crossfileSet';
+import { holdsDeclaration } from './context/declarationCheck';
 import { simulatedDefinitionsProvider } from './context/simulatedDefinitions';
 import { LANGUAGE_IDS } from './evalSet';
 import { flagValue } from './machine';
@@ -44,6 +45,8 @@ async function main() {
     /** The source of the first chunk that differs, per change: what moved the block. */
     const bySource: Record<string, number> = {};
     const contextChars: number[] = [];
+    let reached = 0;
+    let found = 0;
     const t0 = performance.now();
     for (const s of chosen) {
       const files = new MemoryFiles(packageFiles(set, s.package));
@@ -60,7 +63,13 @@ async function main() {
       let previous: string | null = null;
       let previousChunks: { sources: readonly string[]; text: string }[] = [];
       for (let line = first; line < Math.min(lines.length, first + walk); line++) {
-        const p = await prompts.at(s.path, text, line, lines[line].length, LANGUAGE_IDS[s.language] ?? s.language);
+        // At the sample's line the user is typing it (cut at the sample's cursor): is the declaration it uses there?
+        const doc = line === s.line ? documentAt(text, s) : { text, line, character: lines[line].length };
+        const p = await prompts.at(s.path, doc.text, doc.line, doc.character, LANGUAGE_IDS[s.language] ?? s.language);
+        if (line === s.line) {
+          reached++;
+          if (p.context.some((c) => s.definedIn.includes(c.path) && holdsDeclaration(c.text, s.name))) found++;
+        }
         const bytes = p.context.map((c) => `${c.path}\n${c.text}`).join('\n\n');
         contextChars.push(bytes.length);
         if (previous !== null) {
@@ -88,6 +97,9 @@ async function main() {
       first_changed_chunk_by_source: bySource,
       median_chars_after_change: sorted(changedChars)[Math.floor(changedChars.length / 2)] ?? 0,
       median_context_chars: sorted(contextChars)[Math.floor(contextChars.length / 2)] ?? 0,
+      // What holding the context costs in relevance: the sample's declaration in the context when the walk reaches it.
+      samples_reached: reached,
+      recall_at_samples: round(found / Math.max(1, reached), 4),
       seconds: round((performance.now() - t0) / 1000, 1),
     };
     console.error(`${config.name}: ${changes} changes in ${moves} moves`);
@@ -102,9 +114,9 @@ async function main() {
     results,
   };
   fs.writeFileSync(path.join(root, 'bench', 'results', 'context-stability.json'), `${JSON.stringify(report, null, 2)}\n`);
-  console.log('| sources | moves | context changed | per 100 moves | median chars after the change |\n|---|---|---|---|---|');
+  console.log('| sources | moves | context changed | per 100 moves | median chars after the change | recall at the samples |\n|---|---|---|---|---|---|');
   for (const [name, r] of Object.entries(results) as [string, Record<string, number>][])
-    console.log(`| ${name} | ${r.moves} | ${r.changes} | ${r.changes_per_100_moves} | ${r.median_chars_after_change} |`);
+    console.log(`| ${name} | ${r.moves} | ${r.changes} | ${r.changes_per_100_moves} | ${r.median_chars_after_change} | ${r.recall_at_samples} |`);
 }
 
 function commonPrefix(a: string, b: string): number {

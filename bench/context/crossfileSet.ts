@@ -76,3 +76,10 @@ export function packageFiles(set: CrossfileSet, pkg: string | CrossfilePackage):
   }
   return out;
 }
+
+/** The document as the user has it at the sample's cursor: the line cut there (the rest is the truth). */
+export function documentAt(text: string, s: CrossfileSample): { text: string; line: number; character: number } {
+  const lines = text.split('\n');
+  const cut = [...lines.slice(0, s.line), lines[s.line].slice(0, s.character), ...lines.slice(s.line + 1)].join('\n');
+  return { text: cut, line: s.line, character: s.character };
+}

@@ -97,11 +97,17 @@ export class WorkspacePrompts {
     return this.repo.refresh({ path, languageId, length: text.length, text: () => text, line });
   }
 
-  /** The prompt at `line`/`character` (0-based) of `text`, the file at `path`. */
+  /**
+   * The prompt at `line`/`character` (0-based) of `text`, the file at `path`. The next prompt in the file builds
+   * on it as the editor's next request builds on the last (its window start and context hold).
+   */
   async at(path: string, text: string, line: number, character: number, languageId: string): Promise<PromptAt> {
     const doc = textSource(text);
     await this.gather(path, text, line, languageId);
-    const { prompt, extra } = this.service.promptFor({ doc, cursor: { line, character }, languageId, path, explicit: false, repoName: this.repoName });
+    const { prompt, extra } = this.service.promptFor(
+      { doc, cursor: { line, character }, languageId, path, explicit: false, repoName: this.repoName },
+      { asRequest: true },
+    );
     return { prompt, text: promptText(prompt), context: extra.map(describe) };
   }
 

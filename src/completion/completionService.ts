@@ -104,10 +104,18 @@ export class CompletionService {
   /**
    * The prompt this request would send now, and the extra context in it with its sources (Show Prompt,
    * `ghostline prompt`, the context evaluation): the same preparation as complete(), without asking the model.
+   * `asRequest`: the next prompt in the file builds on this one as on a request's (benches that walk a file).
    */
-  promptFor(req: CompletionRequest): { prompt: Prompt; extra: ExtraChunk[] } {
+  promptFor(req: CompletionRequest, opts: { asRequest?: boolean } = {}): { prompt: Prompt; extra: ExtraChunk[] } {
     const { ctx, extra, template } = this.prepare(req);
+    if (opts.asRequest) this.remember(req.path, ctx, extra);
     return { prompt: modelInput(req, ctx, extra, template).built.prompt, extra };
+  }
+
+  /** What the next prompt in the file keeps for its KV cache: where its window starts, and its extra context. */
+  private remember(path: string, ctx: { prefixStartLine: number }, extra: readonly ExtraChunk[]): void {
+    this.files.rememberWindowStart(path, ctx.prefixStartLine);
+    this.files.rememberContext(path, extra);
   }
 
   /** A suggestion from the cache alone (no model call, no waiting), or null. */
@@ -133,7 +141,14 @@ export class CompletionService {
     // measured: given back, prompts of the bundled model's eval positions reached 529 of 512 tokens).
     const fit = fitBudget(s.budget, s.extraContextChars, model.contextTokens, s.preset.maxNewTokens, this.files.charsPerToken(req.path), s.context.maxShare);
     const ctx = documentContext(req.doc, req.cursor, fit.budget, this.files.windowStart(req.path));
-    const extra = extraContext({ ring: this.ring, repo: this.repo }, fit.extraChars, req.path, ctx, (source) => s.context.sources[source]);
+    const extra = extraContext(
+      { ring: this.ring, repo: this.repo },
+      fit.extraChars,
+      req.path,
+      ctx,
+      (source) => s.context.sources[source],
+      this.files.shownContext(req.path),
+    );
     this.syntax?.prepare(req.languageId);
     const mode = inlineMode(ctx.linePrefix, ctx.lineSuffix);
     const hash = contextHash({
@@ -149,7 +164,7 @@ export class CompletionService {
   async complete(req: CompletionRequest, signal?: AbortSignal): Promise<CompletionOutcome> {
     const t0 = this.now();
     const { s, template, ctx, mode, extra, hash } = this.prepare(req);
-    this.files.rememberWindowStart(req.path, ctx.prefixStartLine);
+    this.remember(req.path, ctx, extra);
     const done = (o: Omit<CompletionOutcome, 'latencyMs' | 'mode' | 'gated'>): CompletionOutcome => {
       if (!o.cancelled && !req.explicit && !this.prefetch.busy) this.scheduleLineBelow(req, ctx);
       return { ...o, ...this.gate(o.items, o.confidence, req.explicit), mode, latencyMs: this.now() - t0 };
@@ -213,7 +228,7 @@ export class CompletionService {
     if (this.closed) return true; // a retired backend warms nothing, and nothing else should try
     if (!this.generator.prefill) return false;
     const { template, ctx, extra } = this.prepare(req);
-    this.files.rememberWindowStart(req.path, ctx.prefixStartLine);
+    this.remember(req.path, ctx, extra);
     const { built, infill } = modelInput(req, ctx, extra, template);
     await this.generator.prefill(built.prompt, { signal, infill });
     return true;

@@ -1,13 +1,15 @@
 import { LRUCache } from 'lru-cache';
+import type { ExtraChunk } from '../types';
 import { CharsPerTokenEstimate } from './charsPerTokenEstimate';
 
 /**
  * What the completion service learns per file between requests, so that the next prompt there reuses the KV
- * cache and fills the window: where the last prompt's window started (documentContext's keepStart), and the
- * file's characters per token (CharsPerTokenEstimate). Bounded to the recently used files.
+ * cache and fills the window: where the last prompt's window started (documentContext's keepStart), its extra
+ * context, and the file's characters per token (CharsPerTokenEstimate). Bounded to the recently used files.
  */
 export class FilePromptMemory {
   private readonly windowStarts = new LRUCache<string, number>({ max: 256 });
+  private readonly contexts = new LRUCache<string, readonly ExtraChunk[]>({ max: 64 });
   private estimate: CharsPerTokenEstimate | null = null;
 
   /** `measured`: the model's own characters per token (undefined: prompts are sized conservatively). */
@@ -20,6 +22,15 @@ export class FilePromptMemory {
 
   rememberWindowStart(path: string, start: number): void {
     this.windowStarts.set(path, start);
+  }
+
+  /** The extra context of the last prompt in this file: what it showed holds its place (assembleContext). */
+  shownContext(path: string): readonly ExtraChunk[] {
+    return this.contexts.get(path) ?? [];
+  }
+
+  rememberContext(path: string, extra: readonly ExtraChunk[]): void {
+    this.contexts.set(path, extra);
   }
 
   /** Characters per token to size this file's prompts with (undefined: the conservative default). */

@@ -169,3 +169,24 @@ test("a language server's definition of an imported name goes in as the import's
     '  /** Forgets the key. */\n  delete(key: string): void;',
   );
 });
+
+test("what the file's last prompt showed holds its place in a tight budget until something clearly better comes", () => {
+  const a = snip('imports', 'src/a.ts', 1, `export function alpha(): void {\n  ${'a'.repeat(60)}\n}`, 0.6, ['alpha']);
+  const b = snip('imports', 'src/b.ts', 1, `export function beta(): void {\n  ${'b'.repeat(60)}\n}`, 0.65, ['beta']);
+  const budget = a.text.length + a.path.length + 10; // room for one of them
+  assert.deepEqual(
+    assembleContext([a, b], budget, '').map((c) => c.path),
+    ['src/b.ts'],
+  );
+  const shown = assembleContext([a], budget, '');
+  assert.deepEqual(
+    assembleContext([a, b], budget, '', shown).map((c) => c.path),
+    ['src/a.ts'],
+    'a near tie keeps what was shown',
+  );
+  assert.deepEqual(
+    assembleContext([a, { ...b, score: 0.9 }], budget, '', shown).map((c) => c.path),
+    ['src/b.ts'],
+    'a clearly better snippet takes the place',
+  );
+});

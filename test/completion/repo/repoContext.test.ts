@@ -188,3 +188,20 @@ test('a source that keeps earlier snippets: fresh first, earlier ones below at a
   await ctx.refresh(at(5));
   assert.deepEqual(seen(), [], 'a forgotten file keeps nothing');
 });
+
+test('a provider is handed what it last found for the file (any key), so its ranking can hold what it showed', async () => {
+  const handed: string[][] = [];
+  const p: ContextProvider = {
+    source: 'similar',
+    key: (a) => String(a.line),
+    gather: async (a, _signal, shown) => {
+      handed.push(shown.map((s) => s.text));
+      return [snippet(`found at ${a.line}`)];
+    },
+  };
+  const ctx = new RepoContext([p], { enabled: () => true });
+  await ctx.refresh(at(1));
+  await ctx.refresh(at(2));
+  await ctx.refresh(at(3, 'other.ts'));
+  assert.deepEqual(handed, [[], ['found at 1'], []]);
+});

@@ -188,3 +188,27 @@ test('similar snippets: the window of another file most like the code above the 
   assert.ok(!got.some((s) => s.path === 'src/current.ts' || s.path === 'src/unrelated.ts'));
   assert.match(got[0].text, /orderTotal/);
 });
+
+test('similar snippets: a window shown for the last query holds its place until another is clearly more similar', () => {
+  // Jaccard against the query's ten names: shown 5/15, near 5/13 (1.15x), clearly better 6/10 (1.8x), faint 2/19.
+  const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}Name${i}`);
+  const query = names('query', 10).join('\n');
+  const file = (path: string, shared: number, own: number) => ({ path, text: [...names('query', shared), ...names(path.replace(/\W/g, ''), own)].join('\n') });
+  const shownFile = file('src/shown.ts', 5, 5);
+  const near = file('src/near.ts', 5, 3);
+  const better = file('src/better.ts', 6, 0);
+  const faint = file('src/faint.ts', 2, 9);
+  const shown = similarSnippets(query, [shownFile], 'src/current.ts', 1);
+  assert.equal(shown[0]?.path, 'src/shown.ts');
+
+  assert.equal(similarSnippets(query, [shownFile, near], 'src/current.ts', 1)[0]?.path, 'src/near.ts');
+  const held = similarSnippets(query, [shownFile, near], 'src/current.ts', 1, shown);
+  assert.equal(held[0]?.path, 'src/shown.ts');
+  assert.equal(held[0]?.score, shown[0]?.score, 'a held window keeps its own score');
+  assert.equal(similarSnippets(query, [shownFile, near, better], 'src/current.ts', 1, shown)[0]?.path, 'src/better.ts');
+
+  // Below the similarity floor (0.105 < 0.12), a window is dropped unless it was shown.
+  const faintShown = [{ ...shown[0], path: 'src/faint.ts', line: 0 }];
+  assert.deepEqual(similarSnippets(query, [faint], 'src/current.ts'), []);
+  assert.equal(similarSnippets(query, [faint], 'src/current.ts', 3, faintShown)[0]?.path, 'src/faint.ts');
+});

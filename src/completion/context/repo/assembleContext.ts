@@ -14,14 +14,25 @@ const COST_UNIT = 400;
 const IN_WINDOW_SHARE = 0.8;
 
 /**
+ * A snippet the file's last prompt showed ranks as if this much more worth: what fits the budget then changes only
+ * when something clearly better comes (each change of the context's bytes makes the model read the file's window
+ * after it again; near ties trade places as the cursor moves from block to block).
+ */
+export const CONTEXT_HOLD = 1.25;
+
+/**
  * One ranking and one budget over every source: duplicates (the same declaration from two sources, the same
  * text twice) and code already in the window are dropped, the best snippets are kept while they fit
  * `budgetChars`, and the kept ones are laid out by file, in the sources' fixed order (imports, ring,
  * definitions, similar: most stable first) and by line within a file. So the context is byte-identical
  * while the same snippets are chosen, and what changes with the cursor's symbols comes last.
  */
-export function assembleContext(snippets: readonly ContextSnippet[], budgetChars: number, window: string): ExtraChunk[] {
+export function assembleContext(snippets: readonly ContextSnippet[], budgetChars: number, window: string, shown: readonly ExtraChunk[] = []): ExtraChunk[] {
   if (budgetChars <= 0 || snippets.length === 0) return [];
+  const shownText = new Map<string, string>();
+  for (const c of shown) shownText.set(c.path, `${shownText.get(c.path) ?? ''}\0${c.text}`);
+  const held = (s: ContextSnippet) => shownText.get(s.path)?.includes(s.text.trimEnd()) === true;
+  const worth = (s: ContextSnippet) => weight(s) * (held(s) ? CONTEXT_HOLD : 1);
   // Lines the prompt holds already: the window's, then each kept snippet's (a similar window that repeats an
   // imported declaration adds nothing).
   const windowLines = new Set(
@@ -30,7 +41,10 @@ export function assembleContext(snippets: readonly ContextSnippet[], budgetChars
       .map((l) => l.trim())
       .filter((l) => l.length > 3),
   );
-  const ranked = stableFirst(snippets).sort((a, b) => weight(b) - weight(a) || order(a) - order(b));
+  const ranked = stableFirst(snippets)
+    .map((s) => ({ s, worth: worth(s) }))
+    .sort((a, b) => b.worth - a.worth || order(a.s) - order(b.s))
+    .map(({ s }) => s);
   const keptNames = new Set<string>();
   const keptTexts = new Set<string>();
   const kept: ContextSnippet[] = [];

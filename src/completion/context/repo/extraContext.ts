@@ -17,7 +17,7 @@ const AROUND_AFTER = 1000;
 /**
  * The extra context of one prompt: the ring's chunks (oldest first, newest scoring highest) and the repository
  * snippets, ranked and fitted into `budgetChars` by assembleContext. `window` is the prompt's own text around
- * the cursor: what it already holds is not repeated.
+ * the cursor: what it already holds is not repeated. `shown`: the file's last extra context, which holds its place.
  */
 export function extraContext(
   supply: ContextSupply,
@@ -25,6 +25,7 @@ export function extraContext(
   path: string,
   window: { prefix: string; suffix: string },
   enabled: (s: ContextSource) => boolean,
+  shown: readonly ExtraChunk[] = [],
 ): ExtraChunk[] {
   if (budgetChars <= 0) return [];
   const snippets: ContextSnippet[] = [];
@@ -35,5 +36,5 @@ export function extraContext(
     });
   }
   if (supply.repo) snippets.push(...supply.repo.snippets(path));
-  return assembleContext(snippets, budgetChars, window.prefix + window.suffix);
+  return assembleContext(snippets, budgetChars, window.prefix + window.suffix, shown);
 }

@@ -63,7 +63,7 @@ export function receiversProvider(index: ModuleIndex): ContextProvider {
   };
 }
 
-/** Windows of other files like the code above the cursor's block (Jaccard over identifiers). */
+/** Windows of other files like the code above the cursor's block (Jaccard over identifiers); what it showed holds. */
 export function similarProvider(candidates: (at: GatherAt, signal: AbortSignal) => Promise<Candidate[]>): ContextProvider {
   const query = (at: GatherAt) => {
     const block = Math.floor(at.line / BLOCK_LINES) * BLOCK_LINES;
@@ -74,6 +74,6 @@ export function similarProvider(candidates: (at: GatherAt, signal: AbortSignal) 
   return {
     source: 'similar',
     key: (at) => `${Math.floor(at.line / BLOCK_LINES)}\0${query(at).length}`,
-    gather: async (at, signal) => similarSnippets(query(at), await candidates(at, signal), at.path),
+    gather: async (at, signal, shown) => similarSnippets(query(at), await candidates(at, signal), at.path, undefined, shown),
   };
 }

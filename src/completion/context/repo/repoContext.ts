@@ -18,7 +18,8 @@ export interface ContextProvider {
   readonly id?: string;
   /** Its result is reused while this is the same (what the snippets depend on: the line's block, the file's imports). */
   key(at: GatherAt): string;
-  gather(at: GatherAt, signal: AbortSignal): Promise<ContextSnippet[]>;
+  /** `shown`: what this provider last found for the file (for any key), so a ranking can hold what it showed. */
+  gather(at: GatherAt, signal: AbortSignal, shown: readonly ContextSnippet[]): Promise<ContextSnippet[]>;
   /**
    * Nothing found is not an answer to keep: ask again (at most once per RETRY_MS). A language server that is
    * still loading its project answers "no definition" before it answers right.
@@ -143,8 +144,9 @@ export class RepoContext {
     const timer = setTimeout(() => ac.abort(), deadlineMs);
     let snippets: ContextSnippet[] = [];
     let settled = false;
+    const shown = this.byPath.get(at.path)?.get(idOf(p))?.snippets ?? [];
     try {
-      snippets = await p.gather(at, ac.signal);
+      snippets = await p.gather(at, ac.signal, shown);
       settled = !ac.signal.aborted && !(p.retryWhenEmpty && snippets.length === 0);
       if (ac.signal.aborted) this.stats.timeouts++;
     } catch (err) {
