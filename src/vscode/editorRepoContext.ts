@@ -48,6 +48,11 @@ export class EditorRepoContext implements vscode.Disposable {
         clearTimeout(this.editTimer);
         this.editTimer = setTimeout(() => void this.refresh(editor), EDIT_SETTLE_MS);
       }),
+      // What was read from a saved file is read again (an edited signature must not stay in the context as it was).
+      vscode.workspace.onDidSaveTextDocument((doc) => {
+        const folder = vscode.workspace.getWorkspaceFolder(doc.uri);
+        if (folder) this.folders.get(folder.uri.toString())?.changed(relativeTo(folder, doc.uri));
+      }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => this.folders.clear()),
     );
     if (vscode.window.activeTextEditor) void this.refresh(vscode.window.activeTextEditor);

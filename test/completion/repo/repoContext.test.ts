@@ -205,3 +205,41 @@ test('a provider is handed what it last found for the file (any key), so its ran
   await ctx.refresh(at(3, 'other.ts'));
   assert.deepEqual(handed, [[], ['found at 1'], []]);
 });
+
+test('a saved file is read again: sources holding its snippets gather again for the same key, and kept ones from it go', async () => {
+  const disk: Record<string, string> = { 'lib.ts': 'function f(a)', 'util.ts': 'function g()' };
+  const p: ContextProvider = {
+    source: 'definitions',
+    keepEarlier: { max: 8, score: 0.8 },
+    key: (a) => String(a.line),
+    // Line 1 uses lib.ts's f, line 2 util.ts's g, line 3 nothing.
+    gather: async (a) =>
+      ({ 1: ['lib.ts'], 2: ['util.ts'] })[a.line as 1 | 2]?.map((path) => ({ source: 'definitions' as const, path, line: 0, text: disk[path], score: 1 })) ??
+      [],
+  };
+  let gathers = 0;
+  const counted: ContextProvider = {
+    ...p,
+    gather: (...args) => {
+      gathers++;
+      return p.gather(...args);
+    },
+  };
+  const ctx = new RepoContext([counted], { enabled: () => true });
+  const seen = () => ctx.snippets('a.ts').map((s) => s.text);
+  await ctx.refresh(at(1));
+  await ctx.refresh(at(2));
+  assert.deepEqual(seen(), ['function g()', 'function f(a)']);
+  disk['lib.ts'] = 'function f(a, b)';
+  await ctx.refresh(at(2));
+  assert.equal(gathers, 2, 'the same key is not asked again before a save');
+  ctx.changed('lib.ts');
+  await ctx.refresh(at(2));
+  assert.equal(gathers, 3);
+  assert.deepEqual(seen(), ['function g()'], 'the kept snippet of the saved file goes (its new text comes when a line uses it)');
+  await ctx.refresh(at(1));
+  assert.deepEqual(seen(), ['function f(a, b)', 'function g()']);
+  ctx.changed('other.ts');
+  await ctx.refresh(at(1));
+  assert.equal(gathers, 4, 'a save of a file nothing came from asks nothing again');
+});

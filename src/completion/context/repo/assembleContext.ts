@@ -18,7 +18,7 @@ const IN_WINDOW_SHARE = 0.8;
  * when something clearly better comes (each change of the context's bytes makes the model read the file's window
  * after it again; near ties trade places as the cursor moves from block to block).
  */
-export const CONTEXT_HOLD = 1.25;
+const CONTEXT_HOLD = 1.25;
 
 /**
  * One ranking and one budget over every source: duplicates (the same declaration from two sources, the same

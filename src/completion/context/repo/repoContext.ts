@@ -60,6 +60,8 @@ interface SourceState {
    */
   settled: boolean;
   at: number;
+  /** Files saved since their snippets were read: asked again at the next refresh, and not kept as earlier ones. */
+  changed?: Set<string>;
 }
 
 /** How soon a gather that timed out or failed is tried again for the same key. */
@@ -132,6 +134,21 @@ export class RepoContext {
     return out;
   }
 
+  /**
+   * A workspace file was saved: every source holding snippets read from it is asked again at the next refresh
+   * (same key or not), and the snippets kept from earlier lines that came from it are dropped then (a kept
+   * definition would otherwise show an old signature until newer ones pushed it out).
+   */
+  changed(path: string): void {
+    for (const states of this.byPath.values())
+      for (const state of states.values()) {
+        if (!state.snippets.some((s) => s.path === path)) continue;
+        state.settled = false;
+        state.at = Number.NEGATIVE_INFINITY;
+        state.changed = new Set([...(state.changed ?? []), path]);
+      }
+  }
+
   /** Forgets a file's snippets (closed, or the workspace changed under it). */
   forget(path: string): void {
     this.byPath.delete(path);
@@ -167,9 +184,14 @@ export class RepoContext {
       !settled && snippets.length === 0 && previous?.key === key
         ? previous.snippets
         : p.keepEarlier
-          ? withEarlier(snippets, previous?.snippets ?? [], p.keepEarlier)
+          ? withEarlier(
+              snippets,
+              (previous?.snippets ?? []).filter((s) => !previous?.changed?.has(s.path)),
+              p.keepEarlier,
+            )
           : snippets;
-    states.set(idOf(p), { source: p.source, key, snippets: kept, settled, at: now() });
+    const stillChanged = kept === previous?.snippets ? previous.changed : undefined;
+    states.set(idOf(p), { source: p.source, key, snippets: kept, settled, at: now(), changed: stillChanged });
     this.byPath.set(at.path, states);
   }
 }

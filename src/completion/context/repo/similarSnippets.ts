@@ -13,7 +13,7 @@ const MAX_FILE_CHARS = 300_000;
  * moves with the cursor's block, and neighbouring windows (half-overlapping) or files often trade places by a few
  * hundredths; each trade changes the context's bytes, which costs the model a reading of the file's window again.
  */
-export const SIMILAR_HOLD = 1.25;
+const SIMILAR_HOLD = 1.25;
 
 export interface Candidate {
   path: string;
