@@ -88,14 +88,14 @@ async function main() {
   const file = path.join(root, 'bench', 'results', 'context-replay.json');
   fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
   console.log(
-    '| model | context | pause p50 / p90 / p99 ms | prefilled tokens per request (mean / median) | model calls prefilling 64+ tokens | prompt tokens (median) | context chars (median) | gather p50 / p95 ms | pipeline ms per answer (p50) |',
+    '| model | context | pause p50 / p90 / p99 ms | prefilled tokens per request (mean / median) | model calls prefilling 64+ tokens | context changes (keystrokes) | prompt tokens (median) | context chars (median) | gather p50 / p95 ms | pipeline ms per answer (p50) |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const [model, modes] of Object.entries(runs))
     for (const [mode, list] of Object.entries(modes))
       for (const r of list)
         console.log(
-          `| ${model} | ${mode} | ${r.pause_p50_ms} / ${r.pause_p90_ms} / ${r.pause_p99_ms} | ${r.mean_prefill_tokens} / ${r.median_prefill_tokens} | ${r.long_prefills} | ${r.median_prompt_tokens} | ${r.context.median_context_chars ?? 0} | ${r.context.gather_p50_ms ?? '-'} / ${r.context.gather_p95_ms ?? '-'} | ${r.context.host_ms_p50} |`,
+          `| ${model} | ${mode} | ${r.pause_p50_ms} / ${r.pause_p90_ms} / ${r.pause_p99_ms} | ${r.mean_prefill_tokens} / ${r.median_prefill_tokens} | ${r.long_prefills} | ${r.context.changes ?? '-'} | ${r.median_prompt_tokens} | ${r.context.median_context_chars ?? 0} | ${r.context.gather_p50_ms ?? '-'} / ${r.context.gather_p95_ms ?? '-'} | ${r.context.host_ms_p50} |`,
         );
   console.log(`wrote ${path.relative(root, file)}`);
 }

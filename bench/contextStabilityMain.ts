@@ -14,6 +14,7 @@ import { defaultCompletionSettings } from '../src/completion/settings';
 import { packageRoot } from '../src/engine/host/defaultModel';
 import { BENCH_PARSE_TIMEOUT_MS, documentAt, packageFiles, readCrossfileSet } from './context/crossfileSet';
 import { holdsDeclaration } from './context/declarationCheck';
+import { ContextChanges } from './context/contextChanges';
 import { simulatedDefinitionsProvider } from './context/simulatedDefinitions';
 import { LANGUAGE_IDS } from './evalSet';
 import { flagValue } from './machine';
@@ -40,10 +41,7 @@ async function main() {
   const results: Record<string, unknown> = {};
   for (const config of CONFIGS) {
     let moves = 0;
-    let changes = 0;
-    const changedChars: number[] = [];
-    /** The source of the first chunk that differs, per change: what moved the block. */
-    const bySource: Record<string, number> = {};
+    const changes = new ContextChanges();
     const contextChars: number[] = [];
     let reached = 0;
     let found = 0;
@@ -60,8 +58,7 @@ async function main() {
       const text = packageFiles(set, s.package).get(s.path) ?? '';
       const lines = text.split('\n');
       const first = Math.max(0, Math.min(s.line - Math.floor(walk / 2), lines.length - walk));
-      let previous: string | null = null;
-      let previousChunks: { sources: readonly string[]; text: string }[] = [];
+      changes.reset();
       for (let line = first; line < Math.min(lines.length, first + walk); line++) {
         // At the sample's line the user is typing it (cut at the sample's cursor): is the declaration it uses there?
         const doc = line === s.line ? documentAt(text, s) : { text, line, character: lines[line].length };
@@ -70,39 +67,26 @@ async function main() {
           reached++;
           if (p.context.some((c) => s.definedIn.includes(c.path) && holdsDeclaration(c.text, s.name))) found++;
         }
-        const bytes = p.context.map((c) => `${c.path}\n${c.text}`).join('\n\n');
-        contextChars.push(bytes.length);
-        if (previous !== null) {
-          moves++;
-          if (bytes !== previous) {
-            changes++;
-            changedChars.push(bytes.length - commonPrefix(bytes, previous));
-            const chunks = p.context.map((c) => ({ sources: c.sources, text: `${c.path}\n${c.text}` }));
-            const i = chunks.findIndex((c, k) => previousChunks[k]?.text !== c.text);
-            const moved = i < 0 ? previousChunks[chunks.length] : chunks[i];
-            const source = moved ? moved.sources.join('+') || 'extra' : 'none';
-            bySource[source] = (bySource[source] ?? 0) + 1;
-          }
-        }
-        previous = bytes;
-        previousChunks = p.context.map((c) => ({ sources: c.sources, text: `${c.path}\n${c.text}` }));
+        contextChars.push(p.context.map((c) => `${c.path}\n${c.text}`).join('\n\n').length);
+        if (line > first) moves++;
+        changes.note(p.context);
       }
     }
     const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
     results[config.name] = {
       moves,
-      changes,
-      changes_per_100_moves: round((100 * changes) / Math.max(1, moves), 1),
+      changes: changes.changes,
+      changes_per_100_moves: round((100 * changes.changes) / Math.max(1, moves), 1),
       // Characters after the first changed one: what the model reads again (plus the file's window after them).
-      first_changed_chunk_by_source: bySource,
-      median_chars_after_change: sorted(changedChars)[Math.floor(changedChars.length / 2)] ?? 0,
+      first_changed_chunk_by_source: changes.bySource,
+      median_chars_after_change: sorted(changes.charsAfter)[Math.floor(changes.charsAfter.length / 2)] ?? 0,
       median_context_chars: sorted(contextChars)[Math.floor(contextChars.length / 2)] ?? 0,
       // What holding the context costs in relevance: the sample's declaration in the context when the walk reaches it.
       samples_reached: reached,
       recall_at_samples: round(found / Math.max(1, reached), 4),
       seconds: round((performance.now() - t0) / 1000, 1),
     };
-    console.error(`${config.name}: ${changes} changes in ${moves} moves`);
+    console.error(`${config.name}: ${changes.changes} changes in ${moves} moves`);
   }
   const report = {
     command: `npm run bench:context-stability -- ${argv.join(' ')}`.trim(),
@@ -117,12 +101,6 @@ async function main() {
   console.log('| sources | moves | context changed | per 100 moves | median chars after the change | recall at the samples |\n|---|---|---|---|---|---|');
   for (const [name, r] of Object.entries(results) as [string, Record<string, number>][])
     console.log(`| ${name} | ${r.moves} | ${r.changes} | ${r.changes_per_100_moves} | ${r.median_chars_after_change} | ${r.recall_at_samples} |`);
-}
-
-function commonPrefix(a: string, b: string): number {
-  let i = 0;
-  while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  return i;
 }
 
 main().catch((err) => {

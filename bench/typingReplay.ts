@@ -11,6 +11,7 @@ import { EngineClient } from '../src/engine/host/client';
 import { type LengthTrace, type ModelEvent, TracingGenerator } from './replayTrace';
 import { percentile, round } from './stats';
 import { createRepoContext } from '../src/completion/context/repo/createRepoContext';
+import { ContextChanges } from './context/contextChanges';
 import { simulatedDefinitionsProvider } from './context/simulatedDefinitions';
 import { WorkspaceFiles } from '../src/platform/workspaceFiles';
 import { workerCpuSeconds } from './workerCpu';
@@ -39,6 +40,8 @@ export interface PauseLatency {
     at?: number;
     /** The model's calls that ran during the wait (this request's among them), from the keystroke. */
     model_meanwhile?: string[];
+    /** Keystrokes since the prompt's extra context last changed in this file (0: at this one; absent: never). */
+    keys_since_context_change?: number;
   }[];
   /** Keystrokes typed over before their answer (not pauses): how many were answered anyway, how many cancelled. */
   typed_over: { completed: number; cancelled: number };
@@ -91,6 +94,9 @@ export interface TypingReplayResult {
     timeouts?: number;
     failures?: number;
     median_context_chars?: number;
+    /** Keystrokes whose extra context differed from the last keystroke's in the file, by the first changed chunk's source. */
+    changes?: number;
+    changes_by_source?: Record<string, number>;
     host_ms_p50: number;
   };
   event_loop_p99_lag_ms: number;
@@ -180,6 +186,8 @@ export async function typingReplay(
     if (repo) gathering.push(repo.refresh({ path: pathOf(file), languageId: languageOf(file), length: text.length, text: () => text, line }));
   };
   const contextChars: number[] = [];
+  const contextChanges = new ContextChanges();
+  let lastContextChange: number | undefined;
   const lag = monitorEventLoopDelay({ resolution: 1 });
   lag.enable();
   const outcomes: CompletionOutcome[] = [];
@@ -205,13 +213,17 @@ export async function typingReplay(
     const opened = [...before, ...after].join('\n');
     gather(file, opened, before.length);
     await Promise.all(gathering);
-    await service.complete({
+    const openRequest = {
       doc: textSource(opened),
       cursor: { line: before.length, character: 0 },
       languageId: languageOf(file),
       path: pathOf(file),
       explicit: false,
-    });
+    };
+    contextChanges.reset();
+    lastContextChange = undefined;
+    if (repo) contextChanges.note(service.promptFor(openRequest).extra);
+    await service.complete(openRequest);
     const pending: Promise<void>[] = [];
     let current: AbortController | null = null;
     for (let li = 0; li < typedLines.length; li++) {
@@ -225,23 +237,22 @@ export async function typingReplay(
         current = ac;
         keystrokes++;
         generator.key = `${file}#${keystrokes}`;
+        const req = {
+          doc: textSource(docLines.join('\n')),
+          cursor: { line: before.length + li, character: c },
+          languageId: languageOf(file),
+          path: pathOf(file),
+          explicit: false,
+        };
+        // The context this keystroke's prompt will hold (the same preparation complete() makes next, synchronously).
+        if (repo && contextChanges.note(service.promptFor(req).extra)) lastContextChange = keystrokes;
+        const sinceChange = lastContextChange === undefined ? undefined : keystrokes - lastContextChange;
         const typedAt = performance.now();
-        const request = service
-          .complete(
-            {
-              doc: textSource(docLines.join('\n')),
-              cursor: { line: before.length + li, character: c },
-              languageId: languageOf(file),
-              path: pathOf(file),
-              explicit: false,
-            },
-            ac.signal,
-          )
-          .then((o) => {
-            outcomes.push(o);
-            if (o.source === 'model' && o.stats && repo) contextChars.push(contextCharsOf(service, pathOf(file), docLines, before.length + li, c));
-            return o;
-          });
+        const request = service.complete(req, ac.signal).then((o) => {
+          outcomes.push(o);
+          if (o.source === 'model' && o.stats && repo) contextChars.push(contextCharsOf(service, pathOf(file), docLines, before.length + li, c));
+          return o;
+        });
         // People pause at the end of a line and now and then after a word: there the typist waits for the
         // answer, however long it takes, and every such wait counts (cache hits as they are). Elsewhere the next
         // keystroke comes after the usual gap and cancels the request if it is still running.
@@ -264,6 +275,7 @@ export async function typingReplay(
             generated_tokens: st?.generatedTokens ?? 0,
             prefill_ms: round(st?.prefillMs ?? 0),
             decode_ms: round(st?.decodeMs ?? 0),
+            keys_since_context_change: sinceChange,
           });
           if (answer.items.length > 0) pausesShown++;
           // The typist reads the suggestion for a moment; what the pipeline starts when idle runs meanwhile.
@@ -362,6 +374,8 @@ export async function typingReplay(
           timeouts: repo.stats.timeouts,
           failures: repo.stats.failures,
           median_context_chars: percentile(contextChars, 50),
+          changes: contextChanges.changes,
+          changes_by_source: contextChanges.bySource,
           // The pipeline's own time per answer (its latency less the engine's): what reading the gathered context adds.
           host_ms_p50: round(
             percentile(
