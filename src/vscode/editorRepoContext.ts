@@ -25,6 +25,8 @@ export class EditorRepoContext implements vscode.Disposable {
   private readonly parser = new SourceParser();
   private readonly subscriptions: vscode.Disposable[] = [];
   private editTimer: NodeJS.Timeout | undefined;
+  /** Files changed or deleted on disk (creations cannot have been read). */
+  private readonly watcher = vscode.workspace.createFileSystemWatcher('**/*', true, false, false);
   /** The document and line of the last cursor move that gathered. */
   private lastLine = '';
 
@@ -48,14 +50,21 @@ export class EditorRepoContext implements vscode.Disposable {
         clearTimeout(this.editTimer);
         this.editTimer = setTimeout(() => void this.refresh(editor), EDIT_SETTLE_MS);
       }),
-      // What was read from a saved file is read again (an edited signature must not stay in the context as it was).
-      vscode.workspace.onDidSaveTextDocument((doc) => {
-        const folder = vscode.workspace.getWorkspaceFolder(doc.uri);
-        if (folder) this.folders.get(folder.uri.toString())?.changed(relativeTo(folder, doc.uri));
-      }),
+      // What was read from a file that changed is read again (an edited signature must not stay in the context as
+      // it was): saved here, or changed on disk by anything else (a git checkout). The workspace's own watcher
+      // serves a workspace-relative glob, so this adds no watching of its own.
+      vscode.workspace.onDidSaveTextDocument((doc) => this.fileChanged(doc.uri)),
+      this.watcher,
+      this.watcher.onDidChange((uri) => this.fileChanged(uri)),
+      this.watcher.onDidDelete((uri) => this.fileChanged(uri)),
       vscode.workspace.onDidChangeWorkspaceFolders(() => this.folders.clear()),
     );
     if (vscode.window.activeTextEditor) void this.refresh(vscode.window.activeTextEditor);
+  }
+
+  private fileChanged(uri: vscode.Uri): void {
+    const folder = vscode.workspace.getWorkspaceFolder(uri);
+    if (folder) this.folders.get(folder.uri.toString())?.changed(relativeTo(folder, uri));
   }
 
   /** The snippets gathered for `path` in the active editor's folder (never waits). */

@@ -1,5 +1,6 @@
 // Repository context in a real extension host: the TypeScript language features find a definition in another
-// file, and Ghostline: Show Prompt shows it in the prompt with its source, and still on a line that uses nothing.
+// file, and Ghostline: Show Prompt shows it in the prompt with its source, still on a line that uses nothing, and
+// not as it was once the file changes on disk.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -75,6 +76,23 @@ test(
     const away = await vscode.commands.executeCommand<string | undefined>('ghostline.showPrompt');
     assert.match(away ?? '', /Ghostline prompt for ctx\/app\.ts:8:1/);
     assert.match(away ?? '', /ctx\/shapes\.ts: definitions/, 'the definition of an earlier line is kept');
+    // The file it came from changes on disk (not through the editor: a git checkout): the kept text, read before,
+    // must not stay in the prompt as it was. It goes (the file's watcher), and comes back new where a line uses it.
+    fs.writeFileSync(
+      path.join(folder, 'ctx', 'shapes.ts'),
+      'export class Rectangle {\n  constructor(\n    readonly width: number,\n    readonly height: number,\n  ) {}\n\n  perimeterOfShape(): number {\n    return 2 * (this.width + this.height);\n  }\n}\n',
+    );
+    let afterChange: string | undefined;
+    await waitFor(
+      async () => {
+        afterChange = await vscode.commands.executeCommand<string | undefined>('ghostline.showPrompt');
+        return !/surfaceAreaOfShape/.test(afterChange ?? 'surfaceAreaOfShape');
+      },
+      'the changed file to be read again',
+      30_000,
+      500,
+    );
+    assert.match(afterChange ?? '', /Ghostline prompt for ctx\/app\.ts:8:1/);
   },
   { timeoutMs: 180_000 },
 );

@@ -60,7 +60,7 @@ interface SourceState {
    */
   settled: boolean;
   at: number;
-  /** Files saved since their snippets were read: asked again at the next refresh, and not kept as earlier ones. */
+  /** Files changed since their snippets were read: asked again at the next refresh, and not kept as earlier ones. */
   changed?: Set<string>;
 }
 
@@ -135,7 +135,7 @@ export class RepoContext {
   }
 
   /**
-   * A workspace file was saved: every source holding snippets read from it is asked again at the next refresh
+   * A workspace file changed (saved, or changed on disk): every source holding snippets read from it is asked again at the next refresh
    * (same key or not), and the snippets kept from earlier lines that came from it are dropped then (a kept
    * definition would otherwise show an old signature until newer ones pushed it out).
    */
