@@ -211,6 +211,8 @@ test('a saved file is read again: sources holding its snippets gather again for 
   const p: ContextProvider = {
     source: 'definitions',
     keepEarlier: { max: 8, score: 0.8 },
+    // As the language server's source: an empty answer for a key is not final, and keeps what it had.
+    retryWhenEmpty: true,
     key: (a) => String(a.line),
     // Line 1 uses lib.ts's f, line 2 util.ts's g, line 3 nothing.
     gather: async (a) =>
@@ -242,4 +244,9 @@ test('a saved file is read again: sources holding its snippets gather again for 
   ctx.changed('other.ts');
   await ctx.refresh(at(1));
   assert.equal(gathers, 4, 'a save of a file nothing came from asks nothing again');
+  await ctx.refresh(at(3));
+  assert.deepEqual(seen(), ['function f(a, b)', 'function g()'], 'a line that uses nothing keeps what earlier lines found');
+  ctx.changed('util.ts');
+  await ctx.refresh(at(3));
+  assert.deepEqual(seen(), ['function f(a, b)'], 'an empty answer for the same key keeps nothing from the changed file');
 });

@@ -179,19 +179,12 @@ export class RepoContext {
     if (this.stats.durationsMs.length > 512) this.stats.durationsMs.shift();
     const states = this.byPath.get(at.path) ?? new Map<string, SourceState>();
     const previous = states.get(idOf(p));
+    // What the last gather found, less what came from files changed since.
+    const earlier = (previous?.snippets ?? []).filter((s) => !previous?.changed?.has(s.path));
     // A cut or failed gather that found nothing keeps what the last one for this key found.
     const kept =
-      !settled && snippets.length === 0 && previous?.key === key
-        ? previous.snippets
-        : p.keepEarlier
-          ? withEarlier(
-              snippets,
-              (previous?.snippets ?? []).filter((s) => !previous?.changed?.has(s.path)),
-              p.keepEarlier,
-            )
-          : snippets;
-    const stillChanged = kept === previous?.snippets ? previous.changed : undefined;
-    states.set(idOf(p), { source: p.source, key, snippets: kept, settled, at: now(), changed: stillChanged });
+      !settled && snippets.length === 0 && previous?.key === key ? earlier : p.keepEarlier ? withEarlier(snippets, earlier, p.keepEarlier) : snippets;
+    states.set(idOf(p), { source: p.source, key, snippets: kept, settled, at: now() });
     this.byPath.set(at.path, states);
   }
 }
