@@ -1,4 +1,4 @@
-// npm run bench:context-replay [-- --threads N] [--quick] [--shapes 0.5b] [--rounds R] [--modes off,on] [--no-default]
+// npm run bench:context-replay [-- --threads N] [--quick] [--shapes 0.5b] [--rounds R] [--modes off,on] [--no-default] [--pause-ms MS]
 // Modes: off, on (the editor-free sources), and on+definitions / on+definitions-per-line (with a stand-in for the
 // editor's language-server definitions source, keeping earlier lines' definitions as the product does, or not).
 // Issue 42: what repository context costs while typing. The replay of bench:pause-latency (the same frozen files, the
@@ -38,7 +38,8 @@ async function main() {
   const files = Object.keys(PLACES)
     .map((f) => path.join(root, 'bench', 'replay', f))
     .slice(0, quick ? 1 : 2);
-  const replayOpts = { threads, charsPerFile: quick ? 120 : 400, gapMs: 150, pauseMs: 500, speculativeTokens: 0 };
+  // --pause-ms: how long the typist stays at a pause (answer included); 500 ms is issue 24's shortest pause.
+  const replayOpts = { threads, charsPerFile: quick ? 120 : 400, gapMs: 150, pauseMs: Number(arg('pause-ms') ?? 500), speculativeTokens: 0 };
   const context = { root, pathOf: (file: string) => PLACES[path.basename(file)] ?? path.basename(file) };
   const summary = (r: TypingReplayResult) => ({
     pause_p50_ms: r.pause.p50_ms,

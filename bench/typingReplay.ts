@@ -97,6 +97,8 @@ export interface TypingReplayResult {
     /** Keystrokes whose extra context differed from the last keystroke's in the file, by the first changed chunk's source. */
     changes?: number;
     changes_by_source?: Record<string, number>;
+    changes_sent_cold?: number;
+    changes_read_in_pauses?: number;
     host_ms_p50: number;
   };
   event_loop_p99_lag_ms: number;
@@ -222,8 +224,9 @@ export async function typingReplay(
     };
     contextChanges.reset();
     lastContextChange = undefined;
-    if (repo) contextChanges.note(service.promptFor(openRequest).extra);
-    await service.complete(openRequest);
+    const openAnswer = service.complete(openRequest);
+    if (repo) contextChanges.note(service.lastContext(openRequest.path) ?? []);
+    await openAnswer;
     const pending: Promise<void>[] = [];
     let current: AbortController | null = null;
     for (let li = 0; li < typedLines.length; li++) {
@@ -244,15 +247,15 @@ export async function typingReplay(
           path: pathOf(file),
           explicit: false,
         };
-        // The context this keystroke's prompt will hold (the same preparation complete() makes next, synchronously).
-        if (repo && contextChanges.note(service.promptFor(req).extra)) lastContextChange = keystrokes;
-        const sinceChange = lastContextChange === undefined ? undefined : keystrokes - lastContextChange;
         const typedAt = performance.now();
         const request = service.complete(req, ac.signal).then((o) => {
           outcomes.push(o);
           if (o.source === 'model' && o.stats && repo) contextChars.push(contextCharsOf(service, pathOf(file), docLines, before.length + li, c));
           return o;
         });
+        // The context this keystroke's prompt holds (complete() prepares it before it first waits).
+        if (repo && contextChanges.note(service.lastContext(req.path) ?? [])) lastContextChange = keystrokes;
+        const sinceChange = lastContextChange === undefined ? undefined : keystrokes - lastContextChange;
         // People pause at the end of a line and now and then after a word: there the typist waits for the
         // answer, however long it takes, and every such wait counts (cache hits as they are). Elsewhere the next
         // keystroke comes after the usual gap and cancels the request if it is still running.
@@ -376,6 +379,10 @@ export async function typingReplay(
           median_context_chars: percentile(contextChars, 50),
           changes: contextChanges.changes,
           changes_by_source: contextChanges.bySource,
+          // Of those, the ones a keystroke sent cold (the model read the file's window again in the pause) and the ones
+          // read while the typist paused (deferredContext.ts), the keystroke after them sending them warm.
+          changes_sent_cold: service.contextChangesSent,
+          changes_read_in_pauses: service.contextChangesWarmed,
           // The pipeline's own time per answer (its latency less the engine's): what reading the gathered context adds.
           host_ms_p50: round(
             percentile(

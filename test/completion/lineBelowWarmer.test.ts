@@ -6,9 +6,9 @@ import type { Generator } from '../../src/completion/generator';
 import { pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
 import { MIDDLE_ANCHOR_LINES } from '../../src/completion/prompt/buildPrompt';
 import { defaultCompletionSettings } from '../../src/completion/settings';
-import { promptText } from '../../src/engine/shared/prompt';
 import { Engine } from '../../src/engine/worker/engine';
 import { TINY } from '../helpers';
+import { recordingEngine } from './recordingEngine';
 
 let engine: Engine;
 before(async () => {
@@ -16,27 +16,7 @@ before(async () => {
 });
 after(async () => engine.dispose());
 
-/** The real engine, with its warm-ups recorded; `aside: false` hides prefillAside (a backend with one prompt cache). */
-function backend(aside = true) {
-  const warmed: string[] = [];
-  const prefilled: number[] = [];
-  const g: Generator = {
-    generate: async (prompt, options, hooks) => {
-      const r = await engine.generate(prompt, options, hooks);
-      prefilled.push(r.stats.prefillTokens);
-      return r;
-    },
-    ...(aside
-      ? {
-          prefillAside: (prompt, hooks) => {
-            warmed.push(promptText(prompt));
-            return engine.prefillAside(prompt, hooks);
-          },
-        }
-      : {}),
-  };
-  return { g, warmed, prefilled };
-}
+const backend = (aside = true) => recordingEngine(engine, aside);
 
 const service = (g: Generator) =>
   new CompletionService(

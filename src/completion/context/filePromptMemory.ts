@@ -24,9 +24,12 @@ export class FilePromptMemory {
     this.windowStarts.set(path, start);
   }
 
-  /** The extra context of the last prompt in this file: what it showed holds its place (assembleContext). */
-  shownContext(path: string): readonly ExtraChunk[] {
-    return this.contexts.get(path) ?? [];
+  /**
+   * The extra context of the last prompt in this file (undefined: none yet): what it showed holds its place
+   * (assembleContext), and is what the KV cache holds (deferredContext.ts).
+   */
+  shownContext(path: string): readonly ExtraChunk[] | undefined {
+    return this.contexts.get(path);
   }
 
   rememberContext(path: string, extra: readonly ExtraChunk[]): void {
