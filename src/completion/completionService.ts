@@ -19,6 +19,7 @@ import type { FimTemplate } from './prompt/fimTemplates';
 import { dropsEveryAnswerFrom } from './filters/pipeline';
 import type { SyntaxRefiner } from './syntax/syntaxRefiner';
 import { insertAt } from './textOverlay';
+import { untilAborted } from './untilAborted';
 import type { CompletionOutcome, CompletionRequest, CompletionSettings, DocumentContext, ExtraChunk, ModelTraits, ScoredItems } from './types';
 import { gate, placeOf, scoredSuggestion, suggestionText } from './suggestionStages';
 
@@ -476,26 +477,6 @@ function modelInput(req: Pick<CompletionRequest, 'path' | 'languageId' | 'repoNa
   // its batch, so a middle of several lines would cut the suffix differently at every keystroke.
   const built = buildPrompt(ctx, template, extra, req.path, { languageId: req.languageId, repoName: req.repoName });
   return { built, infill: { prefix: ctx.prefix, suffix: ctx.lineSuffix + ctx.suffix, middle: ctx.linePrefix, extra } };
-}
-
-/** The promise's value, or `fallback` as soon as the signal aborts. */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined, fallback: T): Promise<T> {
-  if (!signal) return p;
-  if (signal.aborted) return Promise.resolve(fallback);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => resolve(fallback);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (err) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err); // after an abort this settles nothing: the caller already has the fallback
-      },
-    );
-  });
 }
 
 function distinct(items: (string | null)[]): string[] {
