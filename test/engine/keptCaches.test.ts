@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { PREFILL_ASIDE_CHUNK, PREFILL_ASIDE_OPTIONS } from '../../src/engine/shared/prefillAside';
 import { Engine } from '../../src/engine/worker/engine';
 import { TINY, TINY_FUSED } from '../helpers';
 
@@ -69,6 +70,33 @@ for (const [contract, dir] of [
       const back = await engine.generate(A, { maxNewTokens: 4 });
       assert.equal(back.stats.prefillTokens, 1);
       assert.deepEqual(back.tokens, first.tokens);
+    });
+
+    test('a warm-up that keystrokes interrupt goes on from where it stopped (a changed context read over several pauses)', async () => {
+      engine.resetCache();
+      // The file's prompt behind a context block, and the same prompt behind a changed block: what a warm-up reads.
+      const context = (name: string) => `# lib/${name}.py\ndef ${name}(value, scale=2):\n    return value * scale\n\n`;
+      const old = `${context('scale_old')}${A}`;
+      const changed = `${context('scale_new')}${A}`;
+      await engine.generate(old, { maxNewTokens: 4 });
+      const interrupted = (prompt: string) => {
+        const ac = new AbortController();
+        return engine.generate(prompt, PREFILL_ASIDE_OPTIONS, {
+          signal: ac.signal,
+          prefillChunk: PREFILL_ASIDE_CHUNK,
+          onStart: () => setImmediate(() => ac.abort()),
+        });
+      };
+      const first = await interrupted(changed);
+      assert.equal(first.finishReason, 'cancelled');
+      // A keystroke in between, on the context the cache holds: it continues the old prompt's kept cache.
+      const key = await engine.generate(`${old}\n`, { maxNewTokens: 4 });
+      assert.ok(key.stats.prefillTokens <= 4, `the keystroke prefilled ${key.stats.prefillTokens}`);
+      const second = await interrupted(changed);
+      const whole = await engine.prefillAside(changed).then(() => engine.generate(changed, { maxNewTokens: 4 }));
+      const shared = engine.tokenize(old).findIndex((t, i) => t !== engine.tokenize(changed)[i]);
+      assert.ok(second.stats.reusedTokens >= shared + PREFILL_ASIDE_CHUNK, `the second warm-up reused ${second.stats.reusedTokens} (shared head ${shared})`);
+      assert.equal(whole.stats.prefillTokens, 1, 'once the warm-ups are done, the changed prompt is in a cache');
     });
 
     test('only the most recent prompts are kept', async () => {

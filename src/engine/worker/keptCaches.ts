@@ -63,7 +63,9 @@ export class KeptCaches {
     }
     if (from >= 0) {
       this.kept.splice(from, 1);
-      this.keep({ cache: active, promptTokens: activePrompt });
+      // Set aside as it is (no copy), however short: a warm-up that a keystroke interrupted (a changed context read
+      // in passes over several pauses) goes on from it, and its head may be only the few tokens before the change.
+      this.keep({ cache: active, promptTokens: activePrompt }, 1);
     }
     const reuse = Math.min(shared, tokens.length - 1);
     // A request that throws away a long run of its cache works on a copy, and the original stays (kept).
@@ -90,8 +92,9 @@ export class KeptCaches {
     this.kept = [];
   }
 
-  private keep(k: Kept): void {
-    if (k.cache.length < this.limits.minDropped || k.cache.batch !== 1) return;
+  /** `minLength`: below it a cache is not worth the copy a request makes to keep it (the fork in choose()). */
+  private keep(k: Kept, minLength = this.limits.minDropped): void {
+    if (k.cache.length < minLength || k.cache.batch !== 1) return;
     this.kept.push(k);
     let bytes = this.kept.reduce((sum, x) => sum + x.cache.bytes, 0);
     while (this.kept.length > 0 && (this.kept.length > this.limits.count || bytes > this.limits.bytes)) {
