@@ -10,7 +10,7 @@ export const MAX_CONTEXT_WAIT_MS = 10_000;
  * hundreds of tokens, seconds for a 0.5B model on a CPU, and on the typing replay the slowest pauses were such
  * re-reads, paid by the keystroke after the change. So while the new context waits to be prefilled aside in idle
  * time (CompletionService's warm-up), requests keep the context the KV cache holds (the file's last one), and
- * take the new one once it is warm, or after MAX_CONTEXT_WAIT_MS of typing without a pause.
+ * take the new one once it is warm, or MAX_CONTEXT_WAIT_MS after the first request that kept the old one.
  */
 export class DeferredContext {
   /** Per file, since when a request has kept the old context. */
