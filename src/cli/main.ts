@@ -28,7 +28,7 @@ const USAGE = `ghostline: local code completion engine (headless)
                      [--device auto|cpu|gpu] [--json]
   ghostline serve-stdio [--model DIR] [--threads N] [--device auto|cpu|gpu]
   ghostline serve-stdio --backend llama.cpp|openai|ollama --server-url URL [--server-model NAME]
-                     [--server-fim auto|qwen2.5-coder|starcoder|deepseek-coder|codellama] [--server-timeout-ms N]
+                     [--server-fim auto|qwen2.5-coder|starcoder|deepseek-coder|codellama|codegemma] [--server-timeout-ms N]
                      [--server-context TOKENS] [--model DIR]   (API key: GHOSTLINE_SERVER_KEY in the environment)
       connected as the editor connects: probed format, context and tokenizer (compared with --model's)
       one JSON request per line on stdin, one JSON response per line on stdout

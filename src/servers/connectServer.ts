@@ -2,7 +2,7 @@ import { GENERIC_CALIBRATION } from '../completion/gate/genericCalibration';
 import { readCalibration } from '../completion/gate/readCalibration';
 import type { FimTemplate } from '../completion/prompt/fimTemplates';
 import type { ModelTraits } from '../completion/types';
-import { probeFimMarkers } from './fimProbe';
+import { detectFimTemplate, probeFimMarkers } from './fimProbe';
 import { probeServer } from './probeServer';
 import type { ServerKind } from './protocols';
 import { ServerGenerator, type ServerSetup } from './serverGenerator';
@@ -93,12 +93,16 @@ export async function connectServer(r: ConnectRequest): Promise<ServerConnection
     // llama.cpp's routes take a grammar: token healing is steered there as the local engine does it.
     if (probe.llamaCpp) setup.grammar = true;
     let verdict: string | undefined;
+    let localTemplate = false;
     if (r.localModelDir) {
       // The served model must read the token sequences the model was trained on (issue 27).
       const tokens = await compareServerTokenizer(probeOpts, r.localModelDir);
       verdict = tokens.check.verdict;
       Object.assign(setup, tokens.setup);
-      if (tokens.template) template = tokens.template;
+      if (tokens.template) {
+        template = tokens.template;
+        localTemplate = true;
+      }
       // The served model reads the local model's own token sequences: its log-probabilities are the local
       // model's (eval:server-quality), so the local model's calibration gates them, not the generic one.
       if (verdict === 'same' || verdict === 'ids') {
@@ -110,10 +114,18 @@ export async function connectServer(r: ConnectRequest): Promise<ServerConnection
     }
     const sendsIds = setup.tokenIds !== undefined || (r.kind === 'openai' && setup.healer !== undefined);
     const ownPrompt = r.kind === 'openai' || setup.ownPrompt || sendsIds;
-    // Our FIM prompt as text: the served model must have its markers as tokens (with ids they were compared above).
-    if (ownPrompt && template && !sendsIds && r.kind !== 'ollama' && verdict !== 'differs') {
-      const fim = await probeFimMarkers(probeOpts, template);
-      (fim.verdict === 'missing' ? warnings : notes).push(fim.message);
+    // Our FIM prompt as text: the served model must have its markers as tokens (with ids they were compared
+    // above). Under auto, the family is the one whose markers it has; the name's guess stands if it cannot say.
+    if (ownPrompt && !sendsIds && r.kind !== 'ollama' && verdict !== 'differs') {
+      if (r.promptFormat === 'auto' && !localTemplate) {
+        const found = await detectFimTemplate(probeOpts);
+        if (found.verdict !== 'unchecked') template = found.template;
+        else if (template) found.message += `; the ${template.family} format is guessed from the model's name`;
+        notes.push(found.message);
+      } else if (template) {
+        const fim = await probeFimMarkers(probeOpts, template);
+        (fim.verdict === 'missing' ? warnings : notes).push(fim.message);
+      }
     }
   } catch (err) {
     error = err instanceof Error ? err : new Error(String(err));

@@ -56,7 +56,7 @@ export const SERVER_SETTINGS: readonly ServerSettingSpec[] = [
     default: 'auto',
     enum: ['auto', ...FIM_FAMILIES],
     description:
-      "Fill-in-the-middle tokens of the served model (openai and ollama backends). auto: guessed from the model's name; a family named here also makes Ollama take Ghostline's own prompt (raw), with context from other files.",
+      "Fill-in-the-middle tokens of the served model (openai and ollama backends). auto: the family whose markers the served model has as tokens (asked of the server's /tokenize), else guessed from the model's name; a family named here also makes Ollama take Ghostline's own prompt (raw), with context from other files.",
   },
   {
     key: 'timeoutMs',
@@ -133,11 +133,16 @@ function checkUrl(url: string): string | null {
   return null;
 }
 
-/** Guesses the FIM format from a served model's name (Qwen/Qwen2.5-Coder-7B, starcoder2:3b, deepseek-coder-6.7b-base...). */
+/**
+ * Guesses the FIM format from a served model's name (Qwen/Qwen2.5-Coder-7B, starcoder2:3b, deepseek-coder-6.7b-base...),
+ * where the server cannot say which markers its model has (Ollama, a server without /tokenize). CodeQwen1.5,
+ * Granite Code and Stable Code were trained with StarCoder's markers.
+ */
 export function guessFimFamily(modelName: string): string | null {
   const n = modelName.toLowerCase();
+  if (['starcoder', 'codeqwen', 'granite', 'stable-code'].some((s) => n.includes(s))) return 'starcoder';
   if (n.includes('qwen')) return 'qwen2.5-coder';
-  if (n.includes('starcoder')) return 'starcoder';
+  if (n.includes('codegemma')) return 'codegemma';
   if (n.includes('deepseek')) return 'deepseek-coder';
   if (n.includes('codellama') || n.includes('code-llama')) return 'codellama';
   return null;

@@ -23,6 +23,12 @@ test('FIM templates are picked from the model special tokens', () => {
   assert.equal(pickFimTemplate(new Set(['<｜fim▁begin｜>', '<｜fim▁hole｜>', '<｜fim▁end｜>']))?.family, 'deepseek-coder');
   assert.equal(pickFimTemplate(new Set(['▁<PRE>', '▁<SUF>', '▁<MID>']))?.family, 'codellama');
   assert.equal(pickFimTemplate(new Set(['<|endoftext|>'])), null);
+  // CodeGemma: Qwen's three markers, its own file separator, which ends a middle (no file header from it).
+  const gemma = pickFimTemplate(new Set(['<|fim_prefix|>', '<|fim_suffix|>', '<|fim_middle|>', '<|file_separator|>']))!;
+  assert.equal(gemma.family, 'codegemma');
+  assert.ok(gemma.stopTokens.includes('<|file_separator|>'));
+  assert.equal(gemma.fileHeader, undefined);
+  assert.equal(pickFimTemplate(new Set(['<|fim_prefix|>', '<|fim_suffix|>', '<|fim_middle|>', '<|file_sep|>', '<|file_separator|>']))?.family, 'qwen2.5-coder');
 });
 
 test('the prompt runs stable to volatile: extra chunks, prefix, suffix, then the cursor line', () => {

@@ -109,3 +109,58 @@ test("Ollama with the FIM format named: Ghostline's own prompt; without the loca
     await srv.close();
   }
 });
+
+/** An OpenAI-compatible server (vLLM's routes) that serves `model` and has `markers` as single tokens. */
+function openAiServer(model: string, markers: string[] | null): http.RequestListener {
+  return (req, res) => {
+    if (req.url === '/v1/models') return res.end(JSON.stringify({ data: [{ id: model, max_model_len: 4096 }] }));
+    if (req.url === '/tokenize' && markers) {
+      const text = String(bodyOf(req).prompt);
+      return res.end(JSON.stringify({ tokens: markers.includes(text) ? [5] : [...text].map((_, i) => 100 + i) }));
+    }
+    res.writeHead(404).end('not found');
+  };
+}
+
+test('auto on an OpenAI-compatible server: the family whose markers the served vocabulary has, whatever the served name', async () => {
+  const starcoder = ['<fim_prefix>', '<fim_suffix>', '<fim_middle>', '<file_sep>'];
+  // A Qwen-like name does not win over the vocabulary: the served model has StarCoder's markers.
+  for (const model of ['team-model', 'qwen-7b-alias']) {
+    const srv = await stubServer(openAiServer(model, starcoder));
+    try {
+      const conn = await connectServer({ kind: 'openai', url: `${srv.url}/v1`, model, promptFormat: 'auto', timeoutMs: 5000, contextTokens: 0 });
+      assert.equal(conn.error, null);
+      assert.equal(conn.template?.family, 'starcoder', model);
+      assert.match(conn.summary, /FIM starcoder/);
+      assert.deepEqual(conn.warnings, []);
+      assert.ok(
+        conn.notes.some((n) => /has the starcoder FIM markers/.test(n)),
+        conn.notes.join('\n'),
+      );
+    } finally {
+      await srv.close();
+    }
+  }
+});
+
+test('auto without /tokenize: the name guess stands, and the log says it is a guess; a named family is only checked', async () => {
+  const guessed = await stubServer(openAiServer('Qwen2.5-Coder-7B', null));
+  try {
+    const conn = await connectServer({ kind: 'openai', url: guessed.url, model: 'Qwen2.5-Coder-7B', promptFormat: 'auto', timeoutMs: 5000, contextTokens: 0 });
+    assert.equal(conn.template?.family, 'qwen2.5-coder');
+    assert.ok(
+      conn.notes.some((n) => /not read.*guessed from the model's name/.test(n)),
+      conn.notes.join('\n'),
+    );
+  } finally {
+    await guessed.close();
+  }
+  const named = await stubServer(openAiServer('team-model', ['<|fim_prefix|>', '<|fim_suffix|>', '<|fim_middle|>']));
+  try {
+    const conn = await connectServer({ kind: 'openai', url: named.url, model: 'team-model', promptFormat: 'starcoder', timeoutMs: 5000, contextTokens: 0 });
+    assert.equal(conn.template?.family, 'starcoder', "the user's choice is kept");
+    assert.match(conn.warnings.join('\n'), /no <fim_prefix> <fim_suffix> <fim_middle> tokens/);
+  } finally {
+    await named.close();
+  }
+});

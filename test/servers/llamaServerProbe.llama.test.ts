@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fimTemplateForFamily, pickFimTemplate } from '../../src/completion/prompt/fimTemplates';
 import { defaultModelDir } from '../../src/engine/host/defaultModel';
+import { connectServer } from '../../src/servers/connectServer';
 import { probeFimMarkers } from '../../src/servers/fimProbe';
 import { probeServer } from '../../src/servers/probeServer';
 import { loadPromptTokenizer } from '../../src/servers/promptTokenizer';
@@ -48,4 +49,21 @@ test("FIM probe: the served default model has its own family's markers as tokens
   const missing = await probeFimMarkers(o, other);
   assert.equal(missing.verdict, 'missing');
   assert.match(missing.message, /has no .*fim.* token.*ghostline\.server\.promptFormat/);
+});
+
+test("auto under an alias that names no family: the FIM layout comes from the served model's vocabulary", async () => {
+  const own = pickFimTemplate(Object.fromEntries(loadPromptTokenizer(defaultModelDir(ROOT)).addedTokens))!;
+  const conn = await connectServer({
+    kind: 'openai',
+    url: `${server.url}/v1`,
+    model: 'team-model',
+    apiKey: 'k-123',
+    promptFormat: 'auto',
+    timeoutMs: 5000,
+    contextTokens: 0,
+  });
+  assert.equal(conn.error, null);
+  assert.equal(conn.template?.family, own.family, conn.notes.join('\n'));
+  assert.equal(conn.template?.fileHeader !== undefined, own.fileHeader !== undefined, 'the file separator too, as the local vocabulary has it');
+  assert.deepEqual(conn.warnings, []);
 });

@@ -91,6 +91,11 @@ test('the FIM format is guessed from common model names, and an unknown one mean
   assert.equal(guessFimFamily('starcoder2:3b'), 'starcoder');
   assert.equal(guessFimFamily('deepseek-ai/deepseek-coder-6.7b-base'), 'deepseek-coder');
   assert.equal(guessFimFamily('codellama:7b-code'), 'codellama');
+  assert.equal(guessFimFamily('codellama:7b-code'), 'codellama');
+  // Families that were trained with another family's markers, and one with its own.
+  assert.equal(guessFimFamily('Qwen/CodeQwen1.5-7B'), 'starcoder');
+  assert.equal(guessFimFamily('granite-code:3b'), 'starcoder');
+  assert.equal(guessFimFamily('google/codegemma-2b'), 'codegemma');
   assert.equal(guessFimFamily('my-team-model'), null);
   const base = readServerSettings(() => undefined).settings;
   assert.equal(serverTemplate({ ...base, model: 'my-team-model' }), null);

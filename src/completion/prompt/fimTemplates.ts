@@ -27,9 +27,14 @@ function has(specials: Specials, ...tokens: string[]): boolean {
 
 export function pickFimTemplate(specials: Specials): FimTemplate | null {
   if (has(specials, '<|fim_prefix|>', '<|fim_suffix|>', '<|fim_middle|>')) {
+    const fim = (p: string, s: string) => [S('<|fim_prefix|>'), T(p), S('<|fim_suffix|>'), T(s), S('<|fim_middle|>')];
+    // CodeGemma has the same three markers, and ends a middle with its own file separator.
+    if (has(specials, '<|file_separator|>') && !has(specials, '<|file_sep|>')) {
+      return { family: 'codegemma', fim, stopTokens: ['<|file_separator|>', '<eos>', '<end_of_turn>'] };
+    }
     return {
       family: 'qwen2.5-coder',
-      fim: (p, s) => [S('<|fim_prefix|>'), T(p), S('<|fim_suffix|>'), T(s), S('<|fim_middle|>')],
+      fim,
       fileHeader: has(specials, '<|file_sep|>') ? (path) => [S('<|file_sep|>'), T(`${path}\n`)] : undefined,
       repoHeader: has(specials, '<|repo_name|>', '<|file_sep|>') ? (name) => [S('<|repo_name|>'), T(`${name}\n`)] : undefined,
       stopTokens: ['<|endoftext|>', '<|file_sep|>', '<|fim_pad|>', '<|im_end|>'],
@@ -67,11 +72,18 @@ const FAMILY_TOKENS: Record<string, string[]> = {
   starcoder: ['<fim_prefix>', '<fim_suffix>', '<fim_middle>', '<file_sep>'],
   'deepseek-coder': ['<｜fim▁begin｜>', '<｜fim▁hole｜>', '<｜fim▁end｜>'],
   codellama: ['<PRE>', '<SUF>', '<MID>'],
+  codegemma: ['<|fim_prefix|>', '<|fim_suffix|>', '<|fim_middle|>', '<|file_separator|>'],
 };
 
 export const FIM_FAMILIES = Object.keys(FAMILY_TOKENS);
 
-/** The template of a named family (`qwen2.5-coder`, `starcoder`, `deepseek-coder`, `codellama`), or null for an unknown name. */
+/**
+ * Each family's special tokens, the FIM prefix marker first: what a server's vocabulary is asked about. Code
+ * Llama's SentencePiece vocabulary spells its markers with the word-start mark (`▁<PRE>`), so both spellings.
+ */
+export const FIM_MARKER_SETS: readonly (readonly string[])[] = [...Object.values(FAMILY_TOKENS), ['▁<PRE>', '▁<SUF>', '▁<MID>']];
+
+/** The template of a named family (one of FIM_FAMILIES), or null for an unknown name. */
 export function fimTemplateForFamily(family: string): FimTemplate | null {
   const tokens = FAMILY_TOKENS[family];
   return tokens ? pickFimTemplate(new Set(tokens)) : null;
