@@ -7,15 +7,21 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { importSnippets } from '../../../src/completion/context/repo/importContext';
 import { ModuleIndex } from '../../../src/completion/context/repo/moduleIndex';
 import { SourceParser } from '../../../src/completion/context/repo/parseSource';
 import { resolveImport } from '../../../src/completion/context/repo/resolveImport';
 import { WorkspaceFiles } from '../../../src/platform/workspaceFiles';
 
+const roots: string[] = [];
+after(() => {
+  for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
+});
+
 function workspace(files: Record<string, string>): { root: string; write: (rel: string, text: string) => void } {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-tsconfig-'));
+  roots.push(root);
   const write = (rel: string, text: string) => {
     fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
     fs.writeFileSync(path.join(root, rel), text);

@@ -2,6 +2,7 @@ import type { ImportRef } from './importsOf';
 import { dirnameOf, joinPath, normalizeRelative, type SourceFiles } from './sourceFiles';
 import { isScript, type SourceLanguage } from './sourceLanguage';
 import { mappedImportBases } from './tsconfigPaths';
+import { workspacePackageBases } from './workspacePackages';
 
 const SCRIPT_EXTENSIONS = ['.ts', '.tsx', '.d.ts', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'];
 const INDEX_FILES = ['index.ts', 'index.tsx', 'index.js', 'index.jsx', 'index.mjs'];
@@ -11,8 +12,8 @@ const SOURCE_ROOTS = ['', 'src', 'lib'];
 /**
  * The workspace file an import refers to, or null (a package from node_modules or site-packages, a path that does
  * not exist). TypeScript/JavaScript: relative paths with or without an extension (`./x.js` may name `x.ts`),
- * folders with an `index` file, the project's `paths` and `baseUrl` (tsconfig.json or jsconfig.json), and
- * package-local paths under the root, `src/` or `lib/` (`@/x` and `~/x` mean `src/x`). Python: `.`-relative modules, and absolute ones under the root, `src/`, or a folder above the file
+ * folders with an `index` file, the project's `paths` and `baseUrl` (tsconfig.json or jsconfig.json), the
+ * workspace's own packages by name (monorepos), and package-local paths under the root, `src/` or `lib/` (`@/x` and `~/x` mean `src/x`). Python: `.`-relative modules, and absolute ones under the root, `src/`, or a folder above the file
  * (the project's top package); a package is its `__init__.py`.
  */
 export async function resolveImport(files: SourceFiles, from: string, ref: Pick<ImportRef, 'specifier'>, lang: SourceLanguage): Promise<string | null> {
@@ -42,9 +43,14 @@ async function resolveScript(files: SourceFiles, from: string, specifier: string
     const base = joinPath(dirnameOf(from), specifier);
     return base === null ? null : firstFile(files, scriptCandidates(base));
   }
-  // The project's own mapping (tsconfig/jsconfig `paths` and `baseUrl`) first, then the usual layouts.
+  // The project's own mapping (tsconfig/jsconfig `paths` and `baseUrl`) first, then a package of the
+  // workspace by its name, then the usual layouts.
   const aliased = /^[@~]\//.test(specifier) ? `src/${specifier.slice(2)}` : null;
-  const bases = [...(await mappedImportBases(files, from, specifier)), ...(aliased ? [aliased] : SOURCE_ROOTS.map((r) => joinPath(r, specifier)))];
+  const bases = [
+    ...(await mappedImportBases(files, from, specifier)),
+    ...(await workspacePackageBases(files, specifier)),
+    ...(aliased ? [aliased] : SOURCE_ROOTS.map((r) => joinPath(r, specifier))),
+  ];
   for (const base of bases) {
     if (base === null) continue;
     const found = await firstFile(files, scriptCandidates(base));

@@ -1,0 +1,96 @@
+import { LRUCache } from 'lru-cache';
+import { dirnameOf, joinPath, type SourceFiles } from './sourceFiles';
+
+/** A package of the workspace (npm, yarn or pnpm workspaces; a folder with its own package.json). */
+interface WorkspacePackage {
+  dir: string;
+  /** Where its entry may be, most likely first: the fields that name it, and the sources of built ones. */
+  entries: string[];
+}
+
+/** Source files the package scan looks above (the workspace listing's bound, nearest first). */
+const SCAN_FILES = 4000;
+/**
+ * The workspace's packages are looked up again after this long: a scan stats a package.json in every folder
+ * that holds sources. A package added or renamed waits for it; what its imports resolve to does not.
+ */
+const PACKAGES_TTL_MS = 30_000;
+const scans = new WeakMap<SourceFiles, LRUCache<'packages', Promise<Map<string, WorkspacePackage>>>>();
+
+/** Folders builds write to, whose sources are usually in `src/` beside them. */
+const BUILD_DIRS = /^(dist|lib|build|out|esm|cjs)\//;
+
+/**
+ * The workspace folders a bare import of a workspace package (`@acme/core`, `@acme/core/models/user`,
+ * `shared-utils`) may resolve to, most likely first, as node resolves it through the workspace's links in
+ * node_modules (which Ghostline does not read): the package's entry (`source`, `types`, `module`, `main`,
+ * `exports["."]`, with `dist/x.js` tried as `src/x` too) or `src/index`, and a subpath under `src/` or the
+ * package's folder. Empty when no package of the workspace has that name.
+ */
+export async function workspacePackageBases(files: SourceFiles, specifier: string): Promise<string[]> {
+  const parts = specifier.split('/');
+  const nameParts = specifier.startsWith('@') ? 2 : 1;
+  if (parts.length < nameParts || parts.slice(0, nameParts).some((p) => p === '' || p === '.' || p === '..')) return [];
+  const pkg = (await packagesOf(files)).get(parts.slice(0, nameParts).join('/'));
+  if (!pkg) return [];
+  const sub = parts.slice(nameParts).join('/');
+  const bases = sub ? [joinPath(pkg.dir, `src/${sub}`), joinPath(pkg.dir, sub)] : [...pkg.entries, joinPath(pkg.dir, 'src/index'), joinPath(pkg.dir, 'index')];
+  return bases.filter((b): b is string => b !== null);
+}
+
+async function packagesOf(files: SourceFiles): Promise<Map<string, WorkspacePackage>> {
+  let cache = scans.get(files);
+  if (!cache) {
+    cache = new LRUCache({ max: 1, ttl: PACKAGES_TTL_MS });
+    scans.set(files, cache);
+  }
+  let scan = cache.get('packages');
+  if (!scan) {
+    scan = scanPackages(files);
+    cache.set('packages', scan);
+  }
+  return scan;
+}
+
+async function scanPackages(files: SourceFiles): Promise<Map<string, WorkspacePackage>> {
+  const dirs = new Set<string>();
+  for (const file of await files.list(SCAN_FILES))
+    for (let d = dirnameOf(file); !dirs.has(d); d = dirnameOf(d)) {
+      dirs.add(d);
+      if (d === '') break;
+    }
+  const out = new Map<string, WorkspacePackage>();
+  for (const dir of dirs) {
+    const text = await files.read(dir ? `${dir}/package.json` : 'package.json');
+    const pkg = text === undefined ? null : packageOf(text, dir);
+    // Two folders of one name (a fixture copy, an example): the one nearer the root wins.
+    if (pkg && (!out.has(pkg.name) || dir.split('/').length < (out.get(pkg.name)?.dir.split('/').length ?? 0))) out.set(pkg.name, pkg.pkg);
+  }
+  return out;
+}
+
+function packageOf(text: string, dir: string): { name: string; pkg: WorkspacePackage } | null {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof json !== 'object' || json === null) return null;
+  const p = json as Record<string, unknown>;
+  if (typeof p.name !== 'string' || p.name === '') return null;
+  const dot = typeof p.exports === 'object' && p.exports !== null ? (p.exports as Record<string, unknown>)['.'] : p.exports;
+  const conditions = typeof dot === 'object' && dot !== null ? (dot as Record<string, unknown>) : { default: dot };
+  const named = [p.source, p.types, p.typings, conditions.types, conditions.import, conditions.default, conditions.require, p.module, p.main];
+  const entries: string[] = [];
+  for (const entry of named) {
+    if (typeof entry !== 'string') continue;
+    const rel = entry.replace(/^\.\//, '');
+    const source = BUILD_DIRS.test(rel) ? rel.replace(BUILD_DIRS, 'src/').replace(/(\.d)?\.(m|c)?[jt]s$/, '') : null;
+    for (const e of [source, rel]) {
+      const path = e === null ? null : joinPath(dir, e);
+      if (path !== null && !entries.includes(path)) entries.push(path);
+    }
+  }
+  return { name: p.name, pkg: { dir, entries } };
+}
