@@ -19,6 +19,9 @@ const common = {
   sourcemap: !production,
   minify: production,
   external: ['vscode', 'onnxruntime-node'],
+  // jsonc-parser's `main` is a UMD build whose relative requires esbuild cannot follow ("Cannot find module
+  // './impl/format'" at run time); its ES module build bundles. Node (the tests, out/) loads the UMD one.
+  alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
   logLevel: 'warning',
 };
 

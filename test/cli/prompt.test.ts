@@ -28,6 +28,28 @@ test('prompt --json: the prompt in the bundled model layout, with the declaratio
   assert.deepEqual(JSON.parse(plain.stdout).context, []);
 });
 
+test("prompt --json from the bundle: an import mapped by the project's tsconfig paths (comments in it) brings its declarations", () => {
+  const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-prompt-paths-'));
+  try {
+    fs.mkdirSync(path.join(ws, 'src', 'money'), { recursive: true });
+    fs.writeFileSync(
+      path.join(ws, 'tsconfig.json'),
+      '{\n  // aliases\n  "compilerOptions": { "baseUrl": ".", "paths": { "#money/*": ["src/money/*"] } },\n}\n',
+    );
+    fs.writeFileSync(
+      path.join(ws, 'src', 'money', 'rates.ts'),
+      'export function convertAmount(cents: number, rate: number): number {\n  return cents * rate;\n}\n',
+    );
+    fs.writeFileSync(path.join(ws, 'src', 'app.ts'), "import { convertAmount } from '#money/rates';\n\nconst total = convertAmount(\n");
+    const r = prompt('--workspace', ws, '--file', 'src/app.ts', '--line', '2', '--character', '27', '--json');
+    assert.equal(r.status, 0, r.stderr);
+    const found = (JSON.parse(r.stdout) as { context: { path: string; text: string }[] }).context.find((c) => c.path === 'src/money/rates.ts');
+    assert.match(found?.text ?? '', /export function convertAmount\(cents: number, rate: number\): number/);
+  } finally {
+    fs.rmSync(ws, { recursive: true, force: true });
+  }
+});
+
 test('prompt: bad input gets one clear message and exit code 2', () => {
   const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'ghostline-prompt-'));
   fs.writeFileSync(path.join(ws, 'blob.ts'), Buffer.from([1, 0, 2, 3]));

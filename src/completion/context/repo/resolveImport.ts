@@ -1,5 +1,6 @@
 import type { ImportRef } from './importsOf';
 import { dirnameOf, joinPath, normalizeRelative, type SourceFiles } from './sourceFiles';
+import { pythonRootsFor } from './pythonRoots';
 import { isScript, type SourceLanguage } from './sourceLanguage';
 import { mappedImportBases } from './tsconfigPaths';
 import { workspacePackageBases } from './workspacePackages';
@@ -13,7 +14,7 @@ const SOURCE_ROOTS = ['', 'src', 'lib'];
  * The workspace file an import refers to, or null (a package from node_modules or site-packages, a path that does
  * not exist). TypeScript/JavaScript: relative paths with or without an extension (`./x.js` may name `x.ts`),
  * folders with an `index` file, the project's `paths` and `baseUrl` (tsconfig.json or jsconfig.json), the
- * workspace's own packages by name (monorepos), and package-local paths under the root, `src/` or `lib/` (`@/x` and `~/x` mean `src/x`). Python: `.`-relative modules, and absolute ones under the root, `src/`, or a folder above the file
+ * workspace's own packages by name (monorepos), and package-local paths under the root, `src/` or `lib/` (`@/x` and `~/x` mean `src/x`). Python: `.`-relative modules, and absolute ones under the root, `src/`, a folder above the file, or wherever the workspace holds that top-level package
  * (the project's top package); a package is its `__init__.py`.
  */
 export async function resolveImport(files: SourceFiles, from: string, ref: Pick<ImportRef, 'specifier'>, lang: SourceLanguage): Promise<string | null> {
@@ -77,9 +78,11 @@ async function resolvePython(files: SourceFiles, from: string, specifier: string
     return base === null ? null : firstFile(files, pythonCandidates(base));
   }
   if (modulePath === '') return null;
-  // Roots to try: the workspace root and src/, then every folder above the file (a project inside the workspace).
+  // Roots to try: the workspace root and src/, then every folder above the file (a project inside the
+  // workspace), then wherever the workspace holds a top-level package of that name (another subproject).
   const roots = new Set<string>(['', 'src']);
   for (let dir = dirnameOf(from); dir !== ''; dir = dirnameOf(dir)) roots.add(dir);
+  for (const root of await pythonRootsFor(files, from, modulePath.split('/')[0])) roots.add(root);
   for (const root of roots) {
     const base = normalizeRelative(root ? `${root}/${modulePath}` : modulePath);
     if (base === null) continue;

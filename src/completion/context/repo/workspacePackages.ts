@@ -1,5 +1,5 @@
-import { LRUCache } from 'lru-cache';
 import { dirnameOf, joinPath, type SourceFiles } from './sourceFiles';
+import { fromWorkspaceScan } from './workspaceScan';
 
 /** A package of the workspace (npm, yarn or pnpm workspaces; a folder with its own package.json). */
 interface WorkspacePackage {
@@ -7,15 +7,6 @@ interface WorkspacePackage {
   /** Where its entry may be, most likely first: the fields that name it, and the sources of built ones. */
   entries: string[];
 }
-
-/** Source files the package scan looks above (the workspace listing's bound, nearest first). */
-const SCAN_FILES = 4000;
-/**
- * The workspace's packages are looked up again after this long: a scan stats a package.json in every folder
- * that holds sources. A package added or renamed waits for it; what its imports resolve to does not.
- */
-const PACKAGES_TTL_MS = 30_000;
-const scans = new WeakMap<SourceFiles, LRUCache<'packages', Promise<Map<string, WorkspacePackage>>>>();
 
 /** Folders builds write to, whose sources are usually in `src/` beside them. */
 const BUILD_DIRS = /^(dist|lib|build|out|esm|cjs)\//;
@@ -38,23 +29,14 @@ export async function workspacePackageBases(files: SourceFiles, specifier: strin
   return bases.filter((b): b is string => b !== null);
 }
 
-async function packagesOf(files: SourceFiles): Promise<Map<string, WorkspacePackage>> {
-  let cache = scans.get(files);
-  if (!cache) {
-    cache = new LRUCache({ max: 1, ttl: PACKAGES_TTL_MS });
-    scans.set(files, cache);
-  }
-  let scan = cache.get('packages');
-  if (!scan) {
-    scan = scanPackages(files);
-    cache.set('packages', scan);
-  }
-  return scan;
+function packagesOf(files: SourceFiles): Promise<Map<string, WorkspacePackage>> {
+  return fromWorkspaceScan(files, 'packages', (listed) => scanPackages(files, listed));
 }
 
-async function scanPackages(files: SourceFiles): Promise<Map<string, WorkspacePackage>> {
+/** The packages whose folders hold listed sources: a package.json in each folder above them is read. */
+async function scanPackages(files: SourceFiles, listed: string[]): Promise<Map<string, WorkspacePackage>> {
   const dirs = new Set<string>();
-  for (const file of await files.list(SCAN_FILES))
+  for (const file of listed)
     for (let d = dirnameOf(file); !dirs.has(d); d = dirnameOf(d)) {
       dirs.add(d);
       if (d === '') break;
