@@ -32,7 +32,7 @@ export async function probeFimMarkers(o: ServerOptions, template: FimTemplate): 
     verdict: 'missing',
     message:
       `the served model has no ${missing.join(' ')} token${missing.length > 1 ? 's' : ''}: Ghostline's ${template.family} fill-in-the-middle prompts ` +
-      "reach it as plain text and suggestions may be poor (set ghostline.server.promptFormat to the model's family)",
+      "reach it as plain text and suggestions may be poor (set ghostline.server.promptFormat to auto or to the model's family)",
   };
 }
 
