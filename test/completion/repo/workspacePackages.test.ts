@@ -28,6 +28,14 @@ const FILES: Record<string, string> = {
   // An `exports` map whose "." names the source itself.
   'packages/text/package.json': JSON.stringify({ name: 'acme-text', exports: { '.': { types: './lib/text.ts', default: './lib/text.js' } } }),
   'packages/text/lib/text.ts': 'export function slug(s: string): string {\n  return s.toLowerCase();\n}\n',
+  // `exports` as conditions alone (the "." entry), and a subpath pattern to built files.
+  'packages/ui/package.json': JSON.stringify({
+    name: '@acme/ui',
+    exports: { import: './dist/main.mjs', types: './dist/main.d.ts' },
+  }),
+  'packages/ui/src/main.ts': 'export const theme = "dark";\n',
+  'packages/icons/package.json': JSON.stringify({ name: '@acme/icons', exports: { '.': './index.js', './glyphs/*': { types: './dist/svg/*.d.ts' } } }),
+  'packages/icons/src/svg/arrow.ts': 'export const arrow = "<svg/>";\n',
   'apps/web/package.json': JSON.stringify({ name: '@acme/web', dependencies: { '@acme/core': '*' } }),
   'apps/web/src/page.ts': PAGE,
 };
@@ -53,6 +61,8 @@ test("workspace packages: a bare import of the monorepo's own package resolves t
   assert.equal(await resolve('@acme/core'), 'packages/core/src/index.ts', 'dist/index.js built from src/index.ts');
   assert.equal(await resolve('@acme/core/models/user'), 'packages/core/src/models/user.ts', 'a subpath under src/');
   assert.equal(await resolve('acme-text'), 'packages/text/lib/text.ts', "exports['.'].types");
+  assert.equal(await resolve('@acme/ui'), 'packages/ui/src/main.ts', 'exports as conditions: the "." entry, built from src/');
+  assert.equal(await resolve('@acme/icons/glyphs/arrow'), 'packages/icons/src/svg/arrow.ts', 'an exports subpath pattern, built from src/');
   assert.equal(await resolve('@acme/missing'), null);
   assert.equal(await resolve('@acme'), null, 'a scope alone names no package');
   assert.equal(await resolve('react'), null, 'a package from the registry is not in the workspace');

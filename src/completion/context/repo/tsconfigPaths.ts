@@ -1,6 +1,7 @@
 import { parse as parseJsonc } from 'jsonc-parser';
 import { LRUCache } from 'lru-cache';
 import { dirnameOf, joinPath, type SourceFiles } from './sourceFiles';
+import { starMatch } from './starPattern';
 
 /** A project's module mapping as TypeScript reads it: `baseUrl` and `paths`, as workspace folders. */
 interface PathMapping {
@@ -44,18 +45,12 @@ export async function mappedImportBases(files: SourceFiles, from: string, specif
   const mapping = await pathMappingFor(files, from);
   if (!mapping) return [];
   const out: string[] = [];
+  // tsc's rule: an exact pattern, else the one with the longest part before its `*`.
   let best: { prefix: number; targets: string[]; star: string } | null = null;
   for (const [pattern, targets] of mapping.paths) {
-    const star = pattern.indexOf('*');
-    const head = star < 0 ? pattern : pattern.slice(0, star);
-    const tail = star < 0 ? '' : pattern.slice(star + 1);
-    const matches = star < 0 ? specifier === pattern : specifier.startsWith(head) && specifier.endsWith(tail) && specifier.length >= head.length + tail.length;
-    if (!matches || (best && best.prefix >= head.length)) continue;
-    best = {
-      prefix: star < 0 ? Number.POSITIVE_INFINITY : head.length,
-      targets,
-      star: star < 0 ? '' : specifier.slice(head.length, specifier.length - tail.length),
-    };
+    const star = starMatch(pattern, specifier);
+    const prefix = pattern.includes('*') ? pattern.indexOf('*') : Number.POSITIVE_INFINITY;
+    if (star !== null && (!best || prefix > best.prefix)) best = { prefix, targets, star };
   }
   for (const target of best?.targets ?? []) {
     const base = joinPath(mapping.pathsBase, target.replace('*', best?.star ?? ''));
