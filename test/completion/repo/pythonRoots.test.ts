@@ -42,3 +42,21 @@ test("python: a top-level package of another subproject resolves where the works
   // Two subprojects each have a top-level `app`: the importing file's own, found above it, comes first.
   assert.equal(await resolve('services/worker/app/jobs.py', 'app.jobs'), 'services/worker/app/jobs.py');
 });
+
+test('the package scans of both languages share one listing of the workspace, kept between resolutions', async () => {
+  const disk = new WorkspaceFiles(root);
+  let listings = 0;
+  const files = {
+    read: (p: string) => disk.read(p),
+    isFile: (p: string) => disk.isFile(p),
+    stamp: (p: string) => disk.stamp(p),
+    list: (limit: number, near?: string) => {
+      listings++;
+      return disk.list(limit, near);
+    },
+  };
+  assert.equal(await resolveImport(files, 'services/api/app/main.py', { specifier: 'billing' }, 'python'), 'libs/billing/src/billing/__init__.py');
+  assert.equal(await resolveImport(files, 'services/api/app/main.ts', { specifier: '@acme/none' }, 'typescript'), null);
+  assert.equal(await resolveImport(files, 'services/api/app/main.py', { specifier: 'textkit' }, 'python'), 'libs/textkit/textkit.py');
+  assert.equal(listings, 1);
+});

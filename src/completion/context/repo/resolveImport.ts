@@ -14,8 +14,10 @@ const SOURCE_ROOTS = ['', 'src', 'lib'];
  * The workspace file an import refers to, or null (a package from node_modules or site-packages, a path that does
  * not exist). TypeScript/JavaScript: relative paths with or without an extension (`./x.js` may name `x.ts`),
  * folders with an `index` file, the project's `paths` and `baseUrl` (tsconfig.json or jsconfig.json), the
- * workspace's own packages by name (monorepos), and package-local paths under the root, `src/` or `lib/` (`@/x` and `~/x` mean `src/x`). Python: `.`-relative modules, and absolute ones under the root, `src/`, a folder above the file, or wherever the workspace holds that top-level package
- * (the project's top package); a package is its `__init__.py`.
+ * workspace's own packages by name (monorepos), and package-local paths under the root, `src/` or `lib/` (`@/x`
+ * and `~/x` mean `src/x`). Python: `.`-relative modules, and absolute ones under the root, `src/`, a folder
+ * above the file (the project's top package), or wherever the workspace holds that top-level package (another
+ * subproject); a package is its `__init__.py`.
  */
 export async function resolveImport(files: SourceFiles, from: string, ref: Pick<ImportRef, 'specifier'>, lang: SourceLanguage): Promise<string | null> {
   return isScript(lang) ? resolveScript(files, from, ref.specifier) : resolvePython(files, from, ref.specifier);

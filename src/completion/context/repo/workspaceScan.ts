@@ -21,10 +21,13 @@ export function fromWorkspaceScan<T>(files: SourceFiles, key: string, derive: (l
     cache = new LRUCache({ max: 8, ttl: SCAN_TTL_MS });
     scans.set(files, cache);
   }
-  let hit = cache.get(key) as Promise<T> | undefined;
-  if (!hit) {
-    hit = files.list(SCAN_FILES).then(derive);
-    cache.set(key, hit);
-  }
-  return hit;
+  return cached(cache, `derived:${key}`, () => cached(cache, 'listing', () => files.list(SCAN_FILES)).then(derive));
+}
+
+function cached<T>(cache: LRUCache<string, Promise<unknown>>, key: string, make: () => Promise<T>): Promise<T> {
+  const hit = cache.get(key) as Promise<T> | undefined;
+  if (hit) return hit;
+  const made = make();
+  cache.set(key, made);
+  return made;
 }
