@@ -39,7 +39,7 @@ interface RawOptions {
  * The workspace folders where a non-relative import (`@app/util`, `utils/x`) may live under the nearest
  * tsconfig.json or jsconfig.json above `from` (its `extends` chain within the workspace included), most
  * likely first: the `paths` pattern with the longest prefix that matches, each of its targets, then `baseUrl`.
- * Empty when no config maps it. A config that does not parse maps nothing.
+ * Empty when no config maps it. Of a damaged config, what the parser recovers is used, as tsc reads past errors.
  */
 export async function mappedImportBases(files: SourceFiles, from: string, specifier: string): Promise<string[]> {
   const mapping = await pathMappingFor(files, from);
