@@ -36,7 +36,7 @@ const FILES: Record<string, string> = {
   'packages/ui/src/main.ts': 'export const theme = "dark";\n',
   'packages/icons/package.json': JSON.stringify({ name: '@acme/icons', exports: { '.': './index.js', './glyphs/*': { types: './dist/svg/*.d.ts' } } }),
   'packages/icons/src/svg/arrow.ts': 'export const arrow = "<svg/>";\n',
-  'apps/web/package.json': JSON.stringify({ name: '@acme/web', dependencies: { '@acme/core': '*' } }),
+  'apps/web/package.json': JSON.stringify({ name: '@acme/web', dependencies: { '@acme/core': '*' }, devDependencies: { 'left-pad': '^1.3.0' } }),
   'apps/web/src/page.ts': PAGE,
 };
 
@@ -76,4 +76,31 @@ test("workspace packages: the imported names' declarations reach the context, th
   assert.match(where('createUser')?.text ?? '', /function createUser\(name: string\): User/);
   assert.equal(where('User')?.path, 'packages/core/src/models/user.ts');
   assert.equal(where('slug')?.path, 'packages/text/lib/text.ts');
+});
+
+test('a package the nearest package.json declares, and a node built-in, are not looked for in the workspace', async () => {
+  const disk = new WorkspaceFiles(workspace());
+  let checks = 0;
+  const files = {
+    read: (p: string) => disk.read(p),
+    stamp: (p: string) => disk.stamp(p),
+    list: (limit: number, near?: string) => disk.list(limit, near),
+    isFile: (p: string) => {
+      checks++;
+      return disk.isFile(p);
+    },
+  };
+  const checked = async (from: string, specifier: string) => {
+    checks = 0;
+    const found = await resolveImport(files, from, { specifier }, 'typescript');
+    return { found, checks };
+  };
+  assert.deepEqual(await checked('apps/web/src/page.ts', 'left-pad'), { found: null, checks: 0 }, 'apps/web declares it: node_modules has it');
+  assert.deepEqual(await checked('apps/web/src/page.ts', 'node:fs'), { found: null, checks: 0 });
+  // Not declared where the import is: the usual layouts are still tried (a package-local path may be meant).
+  const undeclared = await checked('packages/core/src/users.ts', 'left-pad');
+  assert.equal(undeclared.found, null);
+  assert.ok(undeclared.checks > 10, String(undeclared.checks));
+  // A workspace package, declared as a dependency or not, still resolves to its sources.
+  assert.equal((await checked('apps/web/src/page.ts', '@acme/core')).found, 'packages/core/src/index.ts');
 });

@@ -3,7 +3,7 @@ import { dirnameOf, joinPath, normalizeRelative, type SourceFiles } from './sour
 import { pythonRootsFor } from './pythonRoots';
 import { isScript, type SourceLanguage } from './sourceLanguage';
 import { mappedImportBases } from './tsconfigPaths';
-import { workspacePackageBases } from './workspacePackages';
+import { isDeclaredDependency, workspacePackageBases } from './workspacePackages';
 
 const SCRIPT_EXTENSIONS = ['.ts', '.tsx', '.d.ts', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'];
 const INDEX_FILES = ['index.ts', 'index.tsx', 'index.js', 'index.jsx', 'index.mjs'];
@@ -47,13 +47,12 @@ async function resolveScript(files: SourceFiles, from: string, specifier: string
     return base === null ? null : firstFile(files, scriptCandidates(base));
   }
   // The project's own mapping (tsconfig/jsconfig `paths` and `baseUrl`) first, then a package of the
-  // workspace by its name, then the usual layouts.
+  // workspace by its name, then the usual layouts; not for a node built-in or a package the project declares
+  // as a dependency (node_modules has it: the layouts would only cost dozens of file checks per gather).
+  const mapped = [...(await mappedImportBases(files, from, specifier)), ...(await workspacePackageBases(files, specifier))];
+  if (mapped.length === 0 && (specifier.startsWith('node:') || (await isDeclaredDependency(files, from, specifier)))) return null;
   const aliased = /^[@~]\//.test(specifier) ? `src/${specifier.slice(2)}` : null;
-  const bases = [
-    ...(await mappedImportBases(files, from, specifier)),
-    ...(await workspacePackageBases(files, specifier)),
-    ...(aliased ? [aliased] : SOURCE_ROOTS.map((r) => joinPath(r, specifier))),
-  ];
+  const bases = [...mapped, ...(aliased ? [aliased] : SOURCE_ROOTS.map((r) => joinPath(r, specifier)))];
   for (const base of bases) {
     if (base === null) continue;
     const found = await firstFile(files, scriptCandidates(base));
